@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what servebench builds and tests with, from Debian 12's packages. Run as root.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends \
+  build-essential cmake ninja-build pkg-config clang-format \
+  libcurl4-openssl-dev libboost-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev \
+  libyaml-cpp-dev libfmt-dev libpcre2-dev libsentencepiece-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev \
+  curl python3 >/dev/null

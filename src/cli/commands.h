@@ -1,0 +1,21 @@
+// File: cli/commands.h
+// Each subcommand registers its flags on the top-level CLI11 app and returns the action to run
+// when it was chosen. Flags live beside their command (sim_command.cpp, run_command.cpp); this
+// folder turns flags into the plain option structs of the other parts and nothing more.
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace servebench::cli {
+
+// Returns the command's exit code; throws core::Error for expected failures.
+using Action = std::function<int()>;
+
+Action add_sim_command(CLI::App& app);
+Action add_run_command(CLI::App& app);
+
+}  // namespace servebench::cli

@@ -1,0 +1,39 @@
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  using namespace servebench;
+  CLI::App app{"servebench: a benchmark for LLM inference serving", "servebench"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "servebench 0.1.0");
+  struct Command {
+    CLI::App* sub;
+    cli::Action action;
+  };
+  // Registration order is the order `servebench --help` lists them.
+  Command commands[] = {{nullptr, cli::add_run_command(app)}, {nullptr, cli::add_sim_command(app)}};
+  commands[0].sub = app.get_subcommand("run");
+  commands[1].sub = app.get_subcommand("sim");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (auto& c : commands) {
+      if (c.sub->parsed()) return c.action();
+    }
+  } catch (const core::Error& e) {
+    std::fprintf(stderr, "servebench: %s\n", core::redact_secrets(e.what()).c_str());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "servebench: internal error: %s\n",
+                 core::redact_secrets(e.what()).c_str());
+    return 70;
+  }
+  return 0;
+}

@@ -1,0 +1,85 @@
+// File: client/client.h
+// The benchmark client: sends a planned list of requests to one OpenAI-compatible endpoint at
+// their intended times (or as concurrency slots free up), reads the SSE streams, and hands one
+// RequestRecord per request to a callback as each finishes. libcurl's multi-socket API driven
+// by our own epoll + timerfd loop; HTTP/1.1 keep-alive, HTTP/2 when offered, TLS.
+// It never drops a request: every planned request ends in exactly one record.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "record/record.h"
+
+namespace servebench::tokenizer {
+class Tokenizer;
+}
+
+namespace servebench::client {
+
+enum class Api { kCompletions, kChatCompletions };
+
+struct Endpoint {
+  std::string url;  // full URL, e.g. http://127.0.0.1:8000/v1/completions
+  Api api = Api::kCompletions;
+  std::string model;                 // the "model" field sent
+  std::vector<std::string> headers;  // "Name: value"
+  std::string api_key;               // sent as "Authorization: Bearer …"; never logged
+  bool insecure = false;             // skip TLS verification
+  double timeout_s = 6 * 3600;       // per request, as vLLM's aiohttp total timeout
+};
+
+// One request to send: what goes in the body and when.
+struct PlannedRequest {
+  uint64_t index = 0;
+  int64_t intended_ns = 0;  // ns after t0
+  std::string prompt;       // completions "prompt" / chat user message
+  int32_t prompt_tokens = 0;
+  int32_t max_tokens = 0;
+  bool warmup = false;
+};
+
+struct BodyOptions {
+  bool ignore_eos = false;
+  bool continuous_usage_stats = true;  // ask for usage in every chunk (falls back if refused)
+  std::string extra_body_json;         // merged into every body ("{…}")
+  std::string request_id_prefix;       // x-request-id = prefix + index
+};
+
+struct RunOptions {
+  int max_concurrency = 0;  // 0 = unlimited
+  int io_threads = 1;
+  // Set to true (e.g. by SIGINT) to stop sending; in-flight requests get `drain_timeout_s`.
+  std::atomic<bool>* stop = nullptr;
+  double drain_timeout_s = 10;
+};
+
+// Health of the client itself over the run: did it keep up?
+struct ClientStats {
+  double cpu_user_s = 0, cpu_system_s = 0;  // getrusage over the run
+  std::vector<int64_t> schedule_lag_ns;     // sent_ns - intended_ns per request (uncapped ones)
+  int64_t max_loop_lag_ns = 0;              // longest time the event loop was late to a timer
+  uint64_t bytes_received = 0;
+  uint64_t sse_events = 0;
+  uint64_t connections_opened = 0;
+};
+
+using RecordSink = std::function<void(record::RequestRecord&&)>;
+
+// Runs the plan to completion (or stop + drain). t0 is taken when called; record times are ns
+// after it. Output tokens are counted with `tokenizer` when the server gives no usage.
+// Calls `sink` once per request, from the calling thread, in completion order.
+ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
+                const std::vector<PlannedRequest>& plan, const RunOptions& options,
+                const tokenizer::Tokenizer& tokenizer, const RecordSink& sink);
+
+// Sends one tiny request until the server answers 200 or `timeout_s` passes (vLLM's ready
+// check). Throws core::Error (network) with the last failure when it never becomes ready; a
+// 4xx reply (e.g. wrong model) is returned at once as an error with the server's message.
+void wait_until_ready(const Endpoint& endpoint, double timeout_s);
+
+}  // namespace servebench::client

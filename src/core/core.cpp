@@ -1,0 +1,44 @@
+#include <ctime>
+#include <regex>
+
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace servebench::core {
+
+std::string wall_timestamp_compact() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &local);
+  return buf;
+}
+
+int Error::exit_code() const {
+  switch (kind_) {
+    case ErrorKind::kUsage:
+      return 2;
+    case ErrorKind::kInput:
+      return 3;
+    case ErrorKind::kNetwork:
+      return 4;
+    case ErrorKind::kInternal:
+      return 70;
+  }
+  return 1;
+}
+
+std::string redact_secrets(std::string text) {
+  // Called on error paths only, so std::regex's speed does not matter here.
+  static const std::regex kPatterns[] = {
+      std::regex(R"((Bearer\s+)[^\s"',;]+)", std::regex::icase),
+      std::regex(R"(((?:authorization|api-key|x-api-key)\s*[:=]\s*)[^\r\n"',;]+)",
+                 std::regex::icase),
+      std::regex(R"((sk-)[A-Za-z0-9_\-]{8,})"),
+  };
+  for (const auto& re : kPatterns) text = std::regex_replace(text, re, "$1<redacted>");
+  return text;
+}
+
+}  // namespace servebench::core
