@@ -60,6 +60,8 @@ struct RunOptions {
 
 // Health of the client itself over the run: did it keep up?
 struct ClientStats {
+  int64_t t0_mono_ns = 0;                   // core::mono_ns() at t0, to align with server traces
+  double duration_s = 0;                    // first dispatch to last completion (vLLM's)
   double cpu_user_s = 0, cpu_system_s = 0;  // getrusage over the run
   std::vector<int64_t> schedule_lag_ns;     // sent_ns - intended_ns per request (uncapped ones)
   int64_t max_loop_lag_ns = 0;              // longest time the event loop was late to a timer
