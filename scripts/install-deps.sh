@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what servebench builds and tests with, from Debian 12's packages. Run as root.
 set -euo pipefail
+if [ "$(id -u)" != 0 ]; then exec sudo "$0" "$@"; fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
