@@ -4,7 +4,10 @@
 // `--save-detailed` per-request arrays.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,6 +19,16 @@
 
 namespace servebench::report {
 
+// The client's own health over the run (fed from client::ClientStats by the run command);
+// printed in the extras block so a reader can tell a slow server from a saturated client.
+struct ClientHealth {
+  double cpu_user_s = 0, cpu_system_s = 0;  // getrusage over the run
+  int64_t max_loop_lag_ns = 0;              // longest time the event loop was late to a timer
+  uint64_t bytes_received = 0;
+  uint64_t sse_events = 0;
+  uint64_t connections_opened = 0;
+};
+
 // What vLLM prints above / stores beside the metrics.
 struct RunInfo {
   std::string backend = "openai";  // --backend / endpoint_type
@@ -23,13 +36,17 @@ struct RunInfo {
   std::string model_id;            // --model
   std::string tokenizer_id;
   int num_prompts = 0;
-  double request_rate = 0;  // inf allowed
+  double request_rate = std::numeric_limits<double>::infinity();  // vLLM's default
   double burstiness = 1.0;
   int max_concurrency = 0;                      // 0 = none (JSON null)
   std::string date;                             // "%Y%m%d-%H%M%S"
   std::map<std::string, std::string> metadata;  // --metadata key=value
   std::vector<std::string> percentile_metrics = {"ttft", "tpot", "itl"};
   std::map<std::string, double> goodput_slo_ms;
+  // vLLM hides the token lines and the ttft/tpot/itl sections without a tokenizer
+  // (--skip-tokenizer-init); tokenizer_id is then written as null.
+  bool has_tokenizer = true;
+  std::optional<ClientHealth> client_health;  // printed by extras_console_block(summary, info)
 };
 
 // The "============ Serving Benchmark Result ============" block as vLLM prints it, including
@@ -37,10 +54,20 @@ struct RunInfo {
 std::string vllm_console_block(const metrics::Summary& summary, const RunInfo& info);
 // servebench's extras, printed after the vLLM block.
 std::string extras_console_block(const metrics::Summary& summary);
+// The same, plus the client-health lines when info.client_health is set.
+std::string extras_console_block(const metrics::Summary& summary, const RunInfo& info);
 
 // vLLM's result JSON (same keys, same meanings). With `detailed`, adds the per-request arrays
 // (input_lens, output_lens, ttfts, itls, generated_texts, errors, start_times).
+// Keys vLLM always writes stay (including its "latencies" and "queue_times" arrays); records are
+// laid out in plan order (by index), warmups left out; strings are made valid UTF-8.
 nlohmann::json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
                                 std::span<const record::RequestRecord> records, bool detailed);
+
+// vLLM's `.pytorch.json` companion (written only when SAVE_TO_PYTORCH_BENCHMARK_FORMAT is set):
+// one record per TTFT/TPOT/ITL aggregate present in `result`; `args` is the run's flags as JSON.
+// Empty array when `result` has none of those keys.
+nlohmann::json pytorch_benchmark_records(const nlohmann::json& result, const nlohmann::json& args,
+                                         const std::string& model);
 
 }  // namespace servebench::report

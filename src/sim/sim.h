@@ -3,12 +3,15 @@
 // target of `servebench run`). It answers /v1/completions and /v1/chat/completions as vLLM's
 // OpenAI server does, streams one token per SSE event on a schedule given by a timing model
 // (fixed TTFT/ITL, or a continuous-batching engine model), and can inject faults.
-// It depends on core and tokenizer only; it never includes the client.
+// Also: GET /v1/models, /health, /metrics (Prometheus, vLLM's names), POST /tokenize,
+// /detokenize. docs/simulator.md describes flags, shapes, the token rule, faults and the trace.
+// It depends on core, tokenizer and sim/model only; it never includes the client.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/model/timing_model.h"
@@ -36,16 +39,28 @@ struct FaultRule {
     kHttp429,
     kHttp500,
     kHttp503,
-    kResetMidStream,     // close the socket after `after_tokens` tokens
+    kResetMidStream,     // close the socket (RST) after `after_tokens` tokens
     kStall,              // stop sending for `stall_s` seconds after `after_tokens` tokens
     kMalformedEvent,     // send one event whose JSON is broken after `after_tokens` tokens
-    kTruncatedBody,      // end the response without [DONE] and without the final chunk
+    kTruncatedBody,      // end the body (chunked terminator) without final chunk and [DONE]
     kErrorEventAfter200  // data: {"error": …} then close, after `after_tokens` tokens
   } kind;
   double probability = 1.0;
   int32_t after_tokens = 1;
   double stall_s = 0;
 };
+
+// `KIND[:PROB[:AFTER_TOKENS[:STALL_S]]]`, KIND one of 429 500 503 reset stall malformed truncate
+// error-event (the --fault flag). Throws core::Error(kUsage) naming `where` on bad input.
+FaultRule parse_fault_rule(std::string_view spec, const std::string& where = "--fault");
+// `KIND[:AFTER_TOKENS[:STALL_S]]` (the x-servebench-fault request header); probability 1.
+FaultRule parse_fault_header(std::string_view spec);
+// The KIND word of a rule ("429", "reset", …).
+const char* fault_kind_name(FaultRule::Kind kind);
+
+// `max` | `uniform:MIN:MAX` | `normal:MEAN:STDDEV` | `exponential:MEAN` (--output-len-dist).
+OutputLengthDistribution parse_output_length(std::string_view spec,
+                                             const std::string& where = "--output-len-dist");
 
 struct Options {
   std::string host = "127.0.0.1";
@@ -59,6 +74,7 @@ struct Options {
   OutputLengthDistribution output_length;  // when ignore_eos is false
   uint64_t seed = 0;
   int32_t max_model_len = 131072;
+  size_t max_body_bytes = 32 << 20;  // larger request bodies get 413
 
   std::vector<FaultRule> faults;
   std::string trace_out;  // JSONL of server-side times per request; "" = off
@@ -76,11 +92,14 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Binds and starts serving in the background; throws core::Error if the address is taken.
+  // Raises the RLIMIT_NOFILE soft limit to the hard limit (10,000 streams must fit).
   void start();
   // The bound port (useful with port 0).
   uint16_t port() const;
   // Blocks until stop() is called or SIGINT/SIGTERM arrives (for `servebench sim`).
   void wait();
+  // Closes every connection (open streams are traced as "server_stopped"), joins the threads
+  // and flushes the trace. Idempotent.
   void stop();
 
  private:

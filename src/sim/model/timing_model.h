@@ -69,21 +69,34 @@ struct ModelStats {
   uint64_t steps = 0;         // total
 };
 
+// Not thread-safe: the server serializes calls (one mutex, or one owning thread).
 class TimingModel {
  public:
   virtual ~TimingModel() = default;
+  // Why this model can never serve `shape`, or "" when it can. The engine cannot serve a
+  // request whose prompt + output would not fit the whole KV cache (or, without chunked
+  // prefill, the token budget): it would wait forever. The server asks before add() and
+  // answers such a request with HTTP 400, as vLLM refuses over-long requests. add() of such a
+  // shape (or of an id already present) throws core::Error(kInternal).
+  virtual std::string rejection_reason(RequestShape /*shape*/) const { return {}; }
+  // Engine: the request joins the first step starting at or after arrival_ns, even when add()
+  // comes after that step was planned (it is re-planned), as long as the step has not run.
   virtual void add(uint64_t request_id, RequestShape shape, int64_t arrival_ns) = 0;
-  // The client went away: forget the request and free what it held.
+  // The client went away: forget the request and free what it held (unknown id: no-op).
   virtual void cancel(uint64_t request_id) = 0;
   // Earliest time something is due, or nullopt when idle.
   virtual std::optional<int64_t> next_due_ns() const = 0;
   // Appends every token event due at or before now_ns, in due order, and advances the model.
+  // Engine: runs every step ending at or before now_ns; a late caller gets the model's due
+  // times unshifted (its lateness is send time - due).
   virtual void pop_due(int64_t now_ns, std::vector<TokenEvent>& out) = 0;
   virtual ModelStats stats() const = 0;
 };
 
+// Throws core::Error(kUsage) naming the field if the profile is unusable (e.g. block_size 0).
 std::unique_ptr<TimingModel> make_engine_model(const EngineProfile& profile);
 // Fixed mode: token k of a request arriving at a is due at a + ttft + sum of k ITL draws.
+// Draws come from a stream per request fixed by (seed, how many add() calls came before).
 std::unique_ptr<TimingModel> make_fixed_model(const FixedTiming& timing);
 
 }  // namespace servebench::sim

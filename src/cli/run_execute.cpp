@@ -1,0 +1,426 @@
+// The flow of `servebench run`, in vLLM's order (serve.py main_async + benchmark): target and
+// model → prompts → arrival times → initial test request → warmups → the run, each record
+// appended to the records file as it finishes → vLLM's console block → result JSON.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/run_config.h"
+#include "cli/run_support.h"
+#include "client/client.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "dataset/dataset.h"
+#include "metrics/metrics.h"
+#include "record/record.h"
+#include "report/report.h"
+#include "schedule/schedule.h"
+#include "sim/sim.h"
+#include "tokenizer/tokenizer.h"
+
+namespace servebench::cli::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- SIGINT: the first stops sending (in-flight requests get the drain time), the second exits
+// at once; the records file is flushed line by line, so nothing measured is lost.
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_interrupts{0};
+
+extern "C" void on_sigint(int) {
+  if (g_interrupts.fetch_add(1) >= 1) {
+    const char msg[] = "\nservebench: interrupted again; exiting now\n";
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    _exit(130);
+  }
+  g_stop.store(true);
+  const char msg[] =
+      "\nservebench: interrupted; sending no more requests and waiting for those in flight "
+      "(Ctrl-C again to exit now)\n";
+  (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+}
+
+class SigintHandler {
+ public:
+  SigintHandler() {
+    g_stop.store(false);
+    g_interrupts.store(0);
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &previous_);
+  }
+  ~SigintHandler() { sigaction(SIGINT, &previous_, nullptr); }
+
+ private:
+  struct sigaction previous_ {};
+};
+
+// ---- files
+
+class RecordsFile {
+ public:
+  explicit RecordsFile(const std::string& path) : path_(path) {
+    if (path.empty()) return;
+    file_ = std::fopen(path.c_str(), "w");
+    if (!file_) {
+      throw core::Error(core::ErrorKind::kInput, "--records",
+                        "cannot write '" + path + "': " + std::strerror(errno));
+    }
+  }
+  ~RecordsFile() {
+    if (file_) std::fclose(file_);
+  }
+  // One line per finished request, flushed at once: a killed run keeps what it measured.
+  void append(const record::RequestRecord& r) {
+    if (!file_) return;
+    std::string line = record::to_json_line(r);
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), file_);
+    std::fflush(file_);
+  }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+void make_dir(const std::string& dir, const char* flag) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw core::Error(core::ErrorKind::kInput, flag,
+                      "cannot create '" + dir + "': " + ec.message());
+}
+
+struct Paths {
+  std::string result;   // "" unless --save-result / --append-result
+  std::string records;  // "" = no records file
+};
+
+// vLLM's compute_result_filename, and the records file beside it (or in --result-dir).
+Paths output_paths(const RunConfig& c, const std::string& model_id, const std::string& date) {
+  Paths p;
+  std::string name = c.result_filename.empty()
+                         ? result_file_name(c.label.empty() ? c.backend : c.label, c.request_rate,
+                                            c.max_concurrency, model_id, date)
+                         : c.result_filename;
+  std::string in_dir = c.result_dir.empty() ? name : (fs::path(c.result_dir) / name).string();
+  if (c.save_result || c.append_result) p.result = in_dir;
+  if (!c.records_path.empty()) {
+    p.records = c.records_path;
+  } else if (!p.result.empty() || !c.result_dir.empty()) {
+    std::string stem = in_dir.size() > 5 && in_dir.ends_with(".json")
+                           ? in_dir.substr(0, in_dir.size() - 5)
+                           : in_dir;
+    p.records = stem + ".records.jsonl";
+  }
+  make_dir(c.result_dir, "--result-dir");
+  if (!p.records.empty()) make_dir(fs::path(p.records).parent_path().string(), "--records");
+  return p;
+}
+
+void save_result(const std::string& path, const nlohmann::json& result, bool append) {
+  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
+  if (!out)
+    throw core::Error(core::ErrorKind::kInput, "--result-filename", "cannot write '" + path + "'");
+  if (append && fs::exists(path) && fs::file_size(path) > 0) out << "\n";
+  out << result.dump();
+  if (!out.flush())
+    throw core::Error(core::ErrorKind::kInput, "--result-filename", "cannot write '" + path + "'");
+}
+
+// ---- steps
+
+struct Target {
+  std::unique_ptr<sim::Server> server;  // the embedded simulator, when used
+  client::Endpoint endpoint;
+  std::string model_id;  // what results name the model by
+};
+
+Target resolve_target(RunConfig& c, const std::shared_ptr<const tokenizer::Tokenizer>& tok) {
+  Target t;
+  std::string served = c.served_model_name;
+  if (c.embedded) {
+    t.model_id = c.model.empty() ? "servebench-sim" : c.model;
+    if (served.empty()) served = t.model_id;
+    c.sim.served_model_name = served;
+    c.sim.tokenizer = tok;
+    t.server = std::make_unique<sim::Server>(c.sim);
+    t.server->start();
+    c.base_url = "http://127.0.0.1:" + std::to_string(t.server->port());
+    std::fprintf(stderr,
+                 "servebench: no --base-url/--host/--port given: started the embedded simulator "
+                 "at %s (model '%s', %s)\n",
+                 c.base_url.c_str(), served.c_str(), c.sim_description.c_str());
+  } else if (c.model.empty()) {
+    std::printf("Model not specified, fetching first model from server...\n");
+    ServerModel m = first_server_model(c.base_url, c.headers, c.api_key, c.insecure,
+                                       std::max(10.0, c.ready_check_timeout_s));
+    std::printf("First model name: %s, first model id: %s\n", m.id.c_str(), m.root.c_str());
+    t.model_id = m.root;
+    if (served.empty()) served = m.id;
+  } else {
+    t.model_id = c.model;
+  }
+  t.endpoint.url = c.base_url + c.endpoint;
+  t.endpoint.api = c.api;
+  t.endpoint.model = served.empty() ? t.model_id : served;
+  t.endpoint.headers = c.headers;
+  t.endpoint.api_key = c.api_key;
+  t.endpoint.insecure = c.insecure;
+  return t;
+}
+
+std::vector<client::PlannedRequest> make_plan(const RunConfig& c, const tokenizer::Tokenizer& tok) {
+  dataset::RandomReport report;
+  auto prompts =
+      dataset::random_prompts(static_cast<size_t>(c.num_prompts), c.random, tok, &report);
+  if (report.token_mismatch != 0 || report.prefix_token_mismatch != 0) {
+    std::fprintf(stderr,
+                 "servebench: warning: %lld prompt tokens (%d in the shared prefix) differ from "
+                 "their targets after decoding and re-encoding\n",
+                 static_cast<long long>(report.token_mismatch), report.prefix_token_mismatch);
+  }
+  schedule::ArrivalOptions arrivals;
+  arrivals.request_rate = c.request_rate;
+  arrivals.burstiness = c.burstiness;
+  arrivals.seed = c.seed;
+  auto times = schedule::arrival_times_ns(prompts.size(), arrivals);
+  std::vector<client::PlannedRequest> plan(prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    plan[i].index = i;
+    plan[i].intended_ns = times[i];
+    plan[i].prompt = std::move(prompts[i].text);
+    plan[i].prompt_tokens = prompts[i].prompt_tokens;
+    plan[i].max_tokens = prompts[i].output_tokens;
+  }
+  return plan;
+}
+
+void initial_test_run(const RunConfig& c, const client::Endpoint& endpoint) {
+  std::printf("Starting initial single prompt test run...\n");
+  std::fflush(stdout);
+  try {
+    client::wait_until_ready(endpoint, c.ready_check_timeout_s);
+  } catch (const core::Error& e) {
+    throw core::Error(e.kind(), "initial test run",
+                      std::string(e.what()) + " (url " + url_for_messages(endpoint.url) + ")");
+  }
+  std::printf("Initial test run completed.\n");
+}
+
+void run_warmups(const RunConfig& c, const client::Endpoint& ep, const client::BodyOptions& body,
+                 const client::PlannedRequest& first, const client::RunOptions& options,
+                 const tokenizer::Tokenizer& tok, RecordsFile& records) {
+  if (c.num_warmups <= 0) return;
+  std::printf("Warming up with %d requests...\n", c.num_warmups);
+  std::fflush(stdout);
+  std::vector<client::PlannedRequest> warm(static_cast<size_t>(c.num_warmups), first);
+  for (size_t i = 0; i < warm.size(); ++i) {
+    warm[i].index = static_cast<uint64_t>(c.num_prompts) + i;  // after the measured ones
+    warm[i].intended_ns = 0;
+    warm[i].warmup = true;
+  }
+  ProgressBar bar(warm.size(), !c.disable_tqdm);
+  client::run(ep, body, warm, options, tok, [&](record::RequestRecord&& r) {
+    records.append(r);
+    bar.update();
+  });
+  bar.close();
+  std::printf("Warmup run completed.\n");
+}
+
+void print_failures(const std::vector<record::RequestRecord>& records) {
+  std::vector<const record::RequestRecord*> failed;
+  for (const auto& r : records) {
+    if (!r.success) failed.push_back(&r);
+  }
+  if (failed.empty()) return;
+  std::sort(failed.begin(), failed.end(), [](auto* a, auto* b) { return a->index < b->index; });
+  std::printf("Failed requests during benchmark run detected (capping to 10):\n");
+  for (size_t i = 0; i < failed.size() && i < 10; ++i) {
+    std::printf("Error %zu: %s\n", i, core::redact_secrets(failed[i]->error).c_str());
+  }
+}
+
+// What only the run command knows about the run; the report adds the client's health.
+nlohmann::json run_state_json(bool interrupted, size_t not_sent) {
+  return {{"interrupted", interrupted}, {"not_sent", not_sent}};
+}
+
+struct MainRun {
+  std::vector<record::RequestRecord> records;  // sent requests, in completion order
+  client::ClientStats stats;
+  size_t not_sent = 0;  // left unsent after Ctrl-C
+  bool interrupted = false;
+};
+
+MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::BodyOptions& body,
+                 const std::vector<client::PlannedRequest>& plan, const client::RunOptions& options,
+                 const tokenizer::Tokenizer& tok, RecordsFile& records_file) {
+  std::printf("Starting main benchmark run...\n");
+  std::printf("Traffic request rate: %s\n", python_float(c.request_rate).c_str());
+  std::printf("Burstiness factor: %s (%s)\n", python_float(c.burstiness).c_str(),
+              c.burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
+  std::printf("Maximum request concurrency: %s\n",
+              c.max_concurrency > 0 ? std::to_string(c.max_concurrency).c_str() : "None");
+  std::fflush(stdout);
+
+  MainRun m;
+  m.records.reserve(plan.size());
+  ProgressBar bar(plan.size(), !c.disable_tqdm && !g_stop.load());
+  m.stats = client::run(ep, body, plan, options, tok, [&](record::RequestRecord&& r) {
+    if (g_stop.load() && r.sent_ns < 0) {  // stopped before it was sent: not part of the run
+      ++m.not_sent;
+      return;
+    }
+    records_file.append(r);
+    m.records.push_back(std::move(r));
+    bar.update();
+  });
+  bar.close();
+  m.interrupted = g_stop.load();
+  if (m.interrupted) {
+    std::fprintf(stderr,
+                 "servebench: interrupted: %zu of %zu requests were sent; the summary covers "
+                 "those\n",
+                 m.records.size(), plan.size());
+  }
+  return m;
+}
+
+// The run's arguments under vLLM's argparse names (headers left out: they may hold secrets).
+nlohmann::json args_json(const RunConfig& c, const Target& t) {
+  auto number_or_inf = [](double v) {
+    return std::isinf(v) ? nlohmann::json("inf") : nlohmann::json(v);
+  };
+  return {{"backend", c.backend},
+          {"base_url",
+           c.embedded ? nlohmann::json(nullptr) : nlohmann::json(url_for_messages(c.base_url))},
+          {"endpoint", c.endpoint},
+          {"model", t.model_id},
+          {"served_model_name", t.endpoint.model},
+          {"dataset_name", "random"},
+          {"num_prompts", c.num_prompts},
+          {"random_input_len", c.random.input_len},
+          {"random_output_len", c.random.output_len},
+          {"random_range_ratio", c.random.range_ratio},
+          {"random_prefix_len", c.random.prefix_len},
+          {"request_rate", number_or_inf(c.request_rate)},
+          {"burstiness", number_or_inf(c.burstiness)},
+          {"max_concurrency",
+           c.max_concurrency > 0 ? nlohmann::json(c.max_concurrency) : nlohmann::json(nullptr)},
+          {"seed", c.seed},
+          {"num_warmups", c.num_warmups},
+          {"ignore_eos", c.ignore_eos}};
+}
+
+report::RunInfo run_info(const RunConfig& c, const Target& target, const std::string& date,
+                         const client::ClientStats& stats) {
+  report::RunInfo info;
+  info.backend = c.backend;
+  info.label = c.label;
+  info.model_id = target.model_id;
+  info.tokenizer_id = "builtin-word";
+  info.num_prompts = c.num_prompts;
+  info.request_rate = c.request_rate;
+  info.burstiness = c.burstiness;
+  info.max_concurrency = c.max_concurrency;
+  info.date = date;
+  for (const auto& [k, v] : c.metadata) info.metadata[k] = v;
+  info.percentile_metrics = c.percentile_metrics;
+  info.goodput_slo_ms = c.goodput_slo_ms;
+  report::ClientHealth health;
+  health.cpu_user_s = stats.cpu_user_s;
+  health.cpu_system_s = stats.cpu_system_s;
+  health.max_loop_lag_ns = stats.max_loop_lag_ns;
+  health.bytes_received = stats.bytes_received;
+  health.sse_events = stats.sse_events;
+  health.connections_opened = stats.connections_opened;
+  info.client_health = health;
+  return info;
+}
+
+void report_and_save(const RunConfig& c, const Target& target, const std::string& date,
+                     const Paths& paths, const MainRun& m) {
+  print_failures(m.records);
+  metrics::Options mo;
+  mo.percentiles = c.percentiles;
+  mo.goodput_slo_ms = c.goodput_slo_ms;
+  mo.requested_rate = c.request_rate;
+  metrics::Summary summary = metrics::compute(m.records, m.stats.duration_s, mo);
+  if (summary.vllm.completed == 0) {
+    std::fprintf(stderr,
+                 "servebench: warning: every request failed; check the benchmark arguments\n");
+  }
+  const report::RunInfo info = run_info(c, target, date, m.stats);
+  std::fputs(report::vllm_console_block(summary, info).c_str(), stdout);
+  std::fputs(report::extras_console_block(summary, info).c_str(), stdout);
+  std::fflush(stdout);
+  if (paths.result.empty()) return;
+  nlohmann::json result = report::vllm_result_json(summary, info, m.records, c.save_detailed);
+  nlohmann::json& ours = result["servebench"];
+  if (!ours.contains("client")) ours["client"] = nlohmann::json::object();
+  ours["client"].update(run_state_json(m.interrupted, m.not_sent));
+  if (!paths.records.empty()) ours["records_file"] = paths.records;
+  save_result(paths.result, result, c.append_result);
+  // vLLM writes its PyTorch-benchmark side file only when this variable is set.
+  if (std::getenv("SAVE_TO_PYTORCH_BENCHMARK_FORMAT")) {
+    nlohmann::json pt =
+        report::pytorch_benchmark_records(result, args_json(c, target), target.model_id);
+    if (!pt.empty()) {
+      std::string stem = fs::path(paths.result).replace_extension().string();
+      save_result(stem + ".pytorch.json", pt, false);
+    }
+  }
+}
+
+}  // namespace
+
+int execute_run(RunConfig c) {
+  std::shared_ptr<const tokenizer::Tokenizer> tok = tokenizer::make_word_tokenizer();
+  const std::string date = core::wall_timestamp_compact();
+  Target target = resolve_target(c, tok);
+  const Paths paths = output_paths(c, target.model_id, date);
+  auto plan = make_plan(c, *tok);
+  if (!c.temperature_given) {
+    std::printf(
+        "WARNING: no --temperature given, so requests carry none and the server's default "
+        "applies (vLLM's benchmark no longer sends temperature=0); add --temperature=0 for "
+        "greedy decoding.\n");
+  }
+  initial_test_run(c, target.endpoint);
+  RecordsFile records_file(paths.records);
+
+  client::BodyOptions body;
+  body.ignore_eos = c.ignore_eos;
+  body.extra_body_json = c.extra_body_json;
+  body.request_id_prefix = c.request_id_prefix;
+  client::RunOptions options;
+  options.max_concurrency = c.max_concurrency;
+  options.io_threads = c.io_threads;
+  options.stop = &g_stop;
+  options.drain_timeout_s = c.drain_timeout_s;
+
+  SigintHandler sigint;
+  run_warmups(c, target.endpoint, body, plan.front(), options, *tok, records_file);
+  MainRun main_run = run_main(c, target.endpoint, body, plan, options, *tok, records_file);
+  report_and_save(c, target, date, paths, main_run);
+  return main_run.interrupted ? 130 : 0;
+}
+
+}  // namespace servebench::cli::run

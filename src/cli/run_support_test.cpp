@@ -1,0 +1,111 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "cli/run_support.h"
+#include "core/error.h"
+
+namespace servebench::cli::run {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+TEST(PythonFloat, MatchesPythonStr) {
+  EXPECT_EQ(python_float(kInf), "inf");
+  EXPECT_EQ(python_float(10), "10.0");
+  EXPECT_EQ(python_float(100), "100.0");
+  EXPECT_EQ(python_float(2.5), "2.5");
+  EXPECT_EQ(python_float(0.1), "0.1");
+  EXPECT_EQ(python_float(1234.5), "1234.5");
+  EXPECT_EQ(python_float(0.0001), "0.0001");
+  EXPECT_EQ(python_float(0.00001), "1e-05");
+  EXPECT_EQ(python_float(1.5e-7), "1.5e-07");
+  EXPECT_EQ(python_float(1e16), "1e+16");
+  EXPECT_EQ(python_float(123456789012345678.0), "1.2345678901234568e+17");
+  EXPECT_EQ(python_float(1e15), "1000000000000000.0");
+  EXPECT_EQ(python_float(-3), "-3.0");
+  EXPECT_EQ(python_float(0), "0.0");
+}
+
+TEST(ResultFileName, FollowsVllmPattern) {
+  EXPECT_EQ(result_file_name("openai", kInf, 0, "meta-llama/Llama-3-8B", "20240101-120000"),
+            "openai-infqps-Llama-3-8B-20240101-120000.json");
+  EXPECT_EQ(result_file_name("vllm", 10, 8, "m", "20240101-120000"),
+            "vllm-10.0qps-concurrency8-m-20240101-120000.json");
+  EXPECT_EQ(result_file_name("x", 2.5, 0, "a/b/c", "d"), "x-2.5qps-c-d.json");
+}
+
+TEST(UrlForMessages, DropsUserInfoOnly) {
+  EXPECT_EQ(url_for_messages("http://user:pw@h:1/v1"), "http://h:1/v1");
+  EXPECT_EQ(url_for_messages("https://h:1/a@b"), "https://h:1/a@b");
+  EXPECT_EQ(url_for_messages("http://127.0.0.1:8000"), "http://127.0.0.1:8000");
+}
+
+TEST(ParsePairs, SplitsAtFirstSeparatorStripsAndKeepsLast) {
+  auto pairs = parse_pairs("--metadata", {"a=1", " b = x=y ", "a=2"}, '=');
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0], (std::pair<std::string, std::string>("a", "2")));
+  EXPECT_EQ(pairs[1], (std::pair<std::string, std::string>("b", "x=y")));
+}
+
+void expect_usage(const std::function<void()>& f, const std::string& where,
+                  const std::string& fragment) {
+  try {
+    f();
+    ADD_FAILURE() << "no error";
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::kUsage);
+    EXPECT_EQ(e.where(), where);
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(ParsePairs, BadItemsNameTheFlagWithoutEchoingValues) {
+  expect_usage([] { parse_pairs("--header", {"Authorization: Bearer sk-secret123456"}, '='); },
+               "--header", "item 1 is not KEY=VALUE");
+  try {
+    parse_pairs("--header", {"Authorization: Bearer sk-secret123456"}, '=');
+  } catch (const core::Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("secret"), std::string::npos);
+  }
+  expect_usage([] { parse_pairs("--metadata", {"=v"}, '='); }, "--metadata", "empty KEY");
+}
+
+TEST(ParseNumbers, RejectGarbageAndOutOfRange) {
+  EXPECT_EQ(parse_int("--num-prompts", " 12 ", 1, 100), 12);
+  EXPECT_EQ(parse_int("--num-prompts", "+7", 1, 100), 7);
+  expect_usage([] { parse_int("--num-prompts", "abc", 1, 100); }, "--num-prompts", "'abc'");
+  expect_usage([] { parse_int("--num-prompts", "-5", 1, 100); }, "--num-prompts", ">= 1, got -5");
+  expect_usage([] { parse_int("--num-prompts", "101", 1, 100); }, "--num-prompts", "<= 100");
+  expect_usage([] { parse_int("--num-prompts", "1.5", 1, 100); }, "--num-prompts", "'1.5'");
+  EXPECT_TRUE(std::isinf(parse_double("--request-rate", "inf")));
+  EXPECT_EQ(parse_double("--request-rate", "1e1"), 10.0);
+  expect_usage([] { parse_double("--request-rate", "fast"); }, "--request-rate", "'fast'");
+  expect_usage([] { parse_double("--request-rate", "nan"); }, "--request-rate", "'nan'");
+}
+
+TEST(ParsePercentileMetrics, KnownNamesOnly) {
+  EXPECT_EQ(parse_percentile_metrics("ttft,tpot,itl,e2el"),
+            (std::vector<std::string>{"ttft", "tpot", "itl", "e2el"}));
+  expect_usage([] { parse_percentile_metrics("ttft,latency"); }, "--percentile-metrics",
+               "'latency'");
+}
+
+TEST(ProgressBar, FormatsAsTqdm) {
+  EXPECT_EQ(ProgressBar::format(0, 200, 0.0, 0), "  0%|          | 0/200 [00:00<?, ?it/s]");
+  EXPECT_EQ(ProgressBar::format(200, 200, 11.71, 0),
+            "100%|██████████| 200/200 [00:11<00:00, 17.08it/s]");
+  EXPECT_EQ(ProgressBar::format(50, 200, 10, 0),
+            " 25%|██▌       | 50/200 [00:10<00:30,  5.00it/s]");
+  EXPECT_EQ(ProgressBar::format(1, 10, 4.0, 0), " 10%|█         | 1/10 [00:04<00:36,  4.00s/it]");
+  EXPECT_EQ(ProgressBar::format(1, 2, 3725, 0).find(" 50%|█████     | 1/2 [1:02:05<1:02:05,"), 0u);
+  // With a known width the bar fills it: 60 columns - 5 - 34 = 21 cells.
+  std::string line = ProgressBar::format(200, 200, 11.71, 60);
+  size_t cells = 0;
+  for (size_t i = 0; i + 2 < line.size(); ++i) cells += line.compare(i, 3, "█") == 0;
+  EXPECT_EQ(cells, 21u);
+}
+
+}  // namespace
+}  // namespace servebench::cli::run

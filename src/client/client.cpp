@@ -1,0 +1,241 @@
+#include "client/client.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "client/event_loop.h"
+#include "client/request_body.h"
+#include "client/sse_stream.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "tokenizer/tokenizer.h"
+
+namespace servebench::client {
+
+namespace {
+
+double thread_cpu_seconds(double* system_s) {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  *system_s = static_cast<double>(usage.ru_stime.tv_sec) + usage.ru_stime.tv_usec * 1e-6;
+  return static_cast<double>(usage.ru_utime.tv_sec) + usage.ru_utime.tv_usec * 1e-6;
+}
+
+// CPU time of the calling thread plus its loop threads: RUSAGE_THREAD, not RUSAGE_SELF, so an
+// embedded simulator in the same process is not billed to the client.
+struct CpuMeter {
+  std::mutex mutex;
+  double user_s = 0, system_s = 0;
+  void add_this_thread(double user_base_s = 0, double system_base_s = 0) {
+    double system = 0;
+    double user = thread_cpu_seconds(&system);
+    std::lock_guard lock(mutex);
+    user_s += user - user_base_s;
+    system_s += system - system_base_s;
+  }
+};
+
+// Round-robin in plan order: each loop's share stays sorted by intended time.
+std::vector<std::vector<const PlannedRequest*>> split_plan(const std::vector<PlannedRequest>& plan,
+                                                           int loops) {
+  std::vector<std::vector<const PlannedRequest*>> shares(static_cast<size_t>(loops));
+  std::vector<const PlannedRequest*> ordered;
+  ordered.reserve(plan.size());
+  for (const PlannedRequest& request : plan) ordered.push_back(&request);
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](auto* a, auto* b) { return a->intended_ns < b->intended_ns; });
+  for (size_t i = 0; i < ordered.size(); ++i) shares[i % shares.size()].push_back(ordered[i]);
+  return shares;
+}
+
+}  // namespace
+
+ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
+                const std::vector<PlannedRequest>& plan, const RunOptions& options,
+                const tokenizer::Tokenizer& tokenizer, const RecordSink& sink) {
+  detail::ensure_curl_initialized();
+  ClientStats stats;
+  if (plan.empty()) return stats;
+
+  detail::RunShared shared;
+  shared.endpoint = &endpoint;
+  shared.body = &body;
+  shared.options = &options;
+  shared.extra_body = detail::parse_extra_body(body.extra_body_json);
+  shared.concurrency_cap = std::max(0, options.max_concurrency);
+
+  int loop_count = std::clamp(options.io_threads, 1, static_cast<int>(plan.size()));
+  std::vector<std::unique_ptr<detail::EventLoop>> loops;
+  for (auto& share : split_plan(plan, loop_count))
+    loops.push_back(std::make_unique<detail::EventLoop>(shared, std::move(share)));
+  for (auto& loop : loops) {
+    shared.loops.push_back(loop.get());
+    loop->prepare();  // bodies and handles before t0: the send path does no JSON work
+  }
+
+  CpuMeter cpu;
+  double caller_system_base = 0;
+  double caller_user_base = thread_cpu_seconds(&caller_system_base);
+  const int64_t t0 = core::mono_ns();
+  shared.t0_ns.store(t0);
+  stats.t0_mono_ns = t0;
+
+  std::vector<std::thread> threads;
+  threads.reserve(loops.size());
+  for (auto& loop : loops) {
+    threads.emplace_back([&shared, &cpu, loop = loop.get()] {
+      double system_base = 0;
+      double user_base = thread_cpu_seconds(&system_base);
+      try {
+        loop->run();
+      } catch (...) {
+        std::lock_guard lock(shared.mutex);
+        if (!shared.failure) shared.failure = std::current_exception();
+        shared.abort.store(true);
+      }
+      cpu.add_this_thread(user_base, system_base);
+      {
+        std::lock_guard lock(shared.mutex);
+        ++shared.loops_finished;
+      }
+      shared.ready.notify_one();
+      if (shared.abort.load())
+        for (detail::EventLoop* other : shared.loops) other->wake();
+    });
+  }
+
+  // Deliver records on this thread as they finish; count output tokens here, off the I/O path.
+  std::exception_ptr sink_failure;
+  std::vector<record::RequestRecord> batch;
+  int64_t last_done_ns = 0;
+  while (true) {
+    bool all_finished = false;
+    {
+      std::unique_lock lock(shared.mutex);
+      shared.ready.wait(lock, [&] {
+        return !shared.finished.empty() || shared.loops_finished == static_cast<int>(loops.size());
+      });
+      batch.swap(shared.finished);
+      all_finished = shared.loops_finished == static_cast<int>(loops.size());
+    }
+    for (record::RequestRecord& record : batch) {
+      if (!record.generated_text.empty())
+        record.client_output_tokens = static_cast<int32_t>(tokenizer.count(record.generated_text));
+      else if (record.success)
+        record.client_output_tokens = 0;
+      if (record.sent_ns >= 0) last_done_ns = std::max(last_done_ns, record.done_ns);
+      if (sink_failure) continue;
+      try {
+        sink(std::move(record));
+      } catch (...) {
+        // The caller gave up: stop the loops at once, then rethrow once they are joined.
+        sink_failure = std::current_exception();
+        shared.abort.store(true);
+        for (auto& loop : loops) loop->wake();
+      }
+    }
+    batch.clear();
+    if (all_finished) break;
+  }
+  for (std::thread& thread : threads) thread.join();
+  cpu.add_this_thread(caller_user_base, caller_system_base);
+
+  if (shared.failure) std::rethrow_exception(shared.failure);
+  if (sink_failure) std::rethrow_exception(sink_failure);
+
+  stats.duration_s = static_cast<double>(last_done_ns) * 1e-9;
+  stats.cpu_user_s = cpu.user_s;
+  stats.cpu_system_s = cpu.system_s;
+  for (auto& loop : loops) {
+    const detail::LoopStats& s = loop->stats();
+    stats.schedule_lag_ns.insert(stats.schedule_lag_ns.end(), s.schedule_lag_ns.begin(),
+                                 s.schedule_lag_ns.end());
+    stats.max_loop_lag_ns = std::max(stats.max_loop_lag_ns, s.max_loop_lag_ns);
+    stats.bytes_received += s.bytes_received;
+    stats.sse_events += s.sse_events;
+    stats.connections_opened += s.connections_opened;
+  }
+  return stats;
+}
+
+namespace {
+
+size_t collect_body(char* data, size_t size, size_t count, void* user) {
+  auto* body = static_cast<std::string*>(user);
+  size_t length = size * count;
+  if (body->size() < 64 * 1024) body->append(data, std::min(length, 64 * 1024 - body->size()));
+  return length;
+}
+
+struct EasyHandle {
+  CURL* easy = curl_easy_init();
+  curl_slist* headers = nullptr;
+  ~EasyHandle() {
+    curl_slist_free_all(headers);
+    if (easy != nullptr) curl_easy_cleanup(easy);
+  }
+};
+
+}  // namespace
+
+void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
+  detail::ensure_curl_initialized();
+  const std::string body = detail::build_ready_check_body(endpoint);
+  const int64_t deadline = core::mono_ns() + static_cast<int64_t>(std::max(0.0, timeout_s) * 1e9);
+  std::string last_failure;
+  for (int attempt = 0;; ++attempt) {
+    EasyHandle handle;
+    if (handle.easy == nullptr)
+      throw core::Error(core::ErrorKind::kInternal, "client", "curl_easy_init failed");
+    handle.headers = detail::build_base_headers(endpoint);
+    std::string reply;
+    char error_buffer[CURL_ERROR_SIZE] = {};
+    Endpoint bounded = endpoint;
+    // One attempt may not outlive the whole check (but gets at least a few seconds).
+    double left_s = static_cast<double>(deadline - core::mono_ns()) * 1e-9;
+    bounded.timeout_s = std::clamp(left_s, 5.0, endpoint.timeout_s);
+    detail::set_common_options(handle.easy, bounded, 16 * 1024);
+    curl_easy_setopt(handle.easy, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(handle.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    curl_easy_setopt(handle.easy, CURLOPT_HTTPHEADER, handle.headers);
+    curl_easy_setopt(handle.easy, CURLOPT_WRITEFUNCTION, &collect_body);
+    curl_easy_setopt(handle.easy, CURLOPT_WRITEDATA, &reply);
+    curl_easy_setopt(handle.easy, CURLOPT_ERRORBUFFER, error_buffer);
+    CURLcode result = curl_easy_perform(handle.easy);
+    long status = 0;
+    curl_easy_getinfo(handle.easy, CURLINFO_RESPONSE_CODE, &status);
+
+    if (result != CURLE_OK) {
+      last_failure = detail::transport_error_message(result, error_buffer);
+    } else if (status == 200) {
+      detail::ParseScratch scratch;
+      detail::StreamReader reader(&scratch);
+      record::RequestRecord record;
+      reader.begin(&record);
+      reader.feed(reply.data(), reply.size(), 0);
+      reader.finish(0);
+      if (record.success) return;
+      // A 200 whose stream is not a valid answer is the server's fault, not a wait: say so.
+      throw core::Error(core::ErrorKind::kNetwork, "ready check",
+                        "the server answered 200 but its stream is not usable: " + record.error);
+    } else {
+      last_failure = detail::http_error_message(status, reply);
+      // A client error (wrong model, bad field) will not go away by waiting; 408/429 may.
+      if (status >= 400 && status < 500 && status != 408 && status != 429)
+        throw core::Error(core::ErrorKind::kNetwork, "ready check", last_failure);
+    }
+    if (core::mono_ns() >= deadline) break;
+    // vLLM's ready check polls every few seconds; a short back-off finds a starting server sooner.
+    int64_t pause_ns = std::min<int64_t>(1'000'000'000, int64_t{100'000'000} << std::min(attempt, 3));
+    pause_ns = std::min(pause_ns, deadline - core::mono_ns());
+    if (pause_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(pause_ns));
+  }
+  throw core::Error(core::ErrorKind::kNetwork, "ready check",
+                    "the server did not become ready within " + std::to_string(static_cast<long long>(timeout_s)) +
+                        " s; last failure: " + last_failure);
+}
+
+}  // namespace servebench::client

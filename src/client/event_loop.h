@@ -1,0 +1,88 @@
+// File: client/event_loop.h (internal to the client part)
+// One event loop = one thread's share of the plan: its own libcurl multi handle driven through
+// CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION by an epoll set, a timerfd (CLOCK_MONOTONIC,
+// TFD_TIMER_ABSTIME) for pacing, a pool of reusable easy handles and the request bodies built
+// before t0. Loops of one run share only RunShared: the concurrency slots (an atomic), the
+// continuous_usage_stats fallback flag, and the outbox that carries finished records to the
+// calling thread.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/client.h"
+#include "nlohmann/json.hpp"
+
+namespace servebench::client::detail {
+
+class EventLoop;
+
+struct RunShared {
+  const Endpoint* endpoint = nullptr;
+  const BodyOptions* body = nullptr;
+  const RunOptions* options = nullptr;
+  nlohmann::ordered_json extra_body;
+  int concurrency_cap = 0;  // 0 = unlimited
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> usage_stats_rejected{false};  // a server refused continuous_usage_stats
+  std::atomic<bool> abort{false};                 // the caller gave up (its sink threw)
+  std::atomic<int64_t> t0_ns{0};
+  std::vector<EventLoop*> loops;
+
+  // Outbox: finished records for the calling thread.
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::vector<record::RequestRecord> finished;
+  int loops_finished = 0;
+  std::exception_ptr failure;  // an internal error in a loop
+};
+
+struct LoopStats {
+  std::vector<int64_t> schedule_lag_ns;
+  int64_t max_loop_lag_ns = 0;
+  uint64_t bytes_received = 0;
+  uint64_t sse_events = 0;
+  uint64_t connections_opened = 0;
+};
+
+class EventLoop {
+ public:
+  EventLoop(RunShared& shared, std::vector<const PlannedRequest*> requests);
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Builds bodies and headers, the multi handle, epoll and timerfds (before t0).
+  void prepare();
+  // Sends and reads until every request of this loop has produced its record.
+  void run();
+  // Wakes the loop from another thread (a concurrency slot was freed, or abort).
+  void wake();
+  const LoopStats& stats() const;
+
+  struct Impl;  // public only so the loop's file-local transfer type can point back to it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Shared by the loop and the readiness check.
+void ensure_curl_initialized();
+// Content-Type, "Expect:" (no 100-continue round trip), Authorization, the user's headers.
+curl_slist* build_base_headers(const Endpoint& endpoint);
+void set_common_options(CURL* easy, const Endpoint& endpoint, long buffer_bytes);
+// "HTTP <status>: <the body's error message>" (first 200 bytes, one line, redacted).
+std::string http_error_message(long status, std::string_view body);
+// "transport: <curl's error>" (one line, redacted).
+std::string transport_error_message(CURLcode code, const char* error_buffer);
+
+}  // namespace servebench::client::detail

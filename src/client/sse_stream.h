@@ -1,0 +1,73 @@
+// File: client/sse_stream.h (internal to the client part)
+// Reads one streamed OpenAI response body (Server-Sent Events) into a RequestRecord, on the hot
+// path: event boundaries are blank lines ("\n\n", also "\r\n\r\n") found with memchr; an
+// incomplete tail is carried to the next read; ':' comment lines (": ping") are skipped;
+// "data:" is accepted with or without the space; several data lines are joined with '\n'.
+// Each event's JSON is parsed with simdjson ondemand for only the fields the benchmark needs:
+// choices[0].text / choices[0].delta.{reasoning_content,reasoning,content},
+// choices[0].finish_reason, usage.{prompt,completion}_tokens, and a top-level "error".
+// No allocation per event once the buffers have grown (they are reused across requests).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "record/record.h"
+#include "simdjson.h"
+
+namespace servebench::client::detail {
+
+// Scratch shared by every stream of one event loop (one thread): the simdjson parser and a
+// padded copy of the event being parsed.
+struct ParseScratch {
+  simdjson::ondemand::parser parser;
+  std::string padded;  // event JSON + SIMDJSON_PADDING
+  std::string joined;  // multi-line data events
+};
+
+// `text` as one line for an error field: control characters become spaces, cut at
+// `max_bytes` (with "…"), secrets redacted (core::redact_secrets).
+std::string one_line_message(std::string_view text, size_t max_bytes = 200);
+
+class StreamReader {
+ public:
+  explicit StreamReader(ParseScratch* scratch) : scratch_(scratch) {}
+
+  // Starts a new body; results go into `record` (first_token_ns, last_token_ns, chunk_ns,
+  // chunk_tokens, generated_text, server_*_tokens, error).
+  void begin(record::RequestRecord* record);
+  // Body bytes as they arrive; `now_ns` is the arrival time (ns after t0), shared by every
+  // event completed by these bytes.
+  void feed(const char* data, size_t length, int64_t now_ns);
+  // The body ended cleanly (the transport reported no error). Handles an unterminated last
+  // event (vLLM accepts one), then decides success: at least one choices event, no error
+  // event, no malformed event, and either [DONE] or a finish_reason on the last choices event.
+  void finish(int64_t now_ns);
+
+  bool saw_done() const { return done_ns_ >= 0; }
+  int64_t done_ns() const { return done_ns_; }  // arrival of [DONE], -1 if none
+  uint64_t events() const { return events_; }   // data events seen (comments excluded)
+  bool failed() const { return failed_; }
+
+ private:
+  size_t scan(const char* buffer, size_t length, uint64_t base_offset, int64_t now_ns);
+  void on_block(const char* begin, const char* end, uint64_t offset, int64_t now_ns);
+  void on_data(const char* begin, size_t length, uint64_t offset, int64_t now_ns);
+  void fail(std::string message);
+
+  ParseScratch* scratch_;
+  record::RequestRecord* record_ = nullptr;
+  std::string tail_;          // bytes of an event not yet terminated
+  uint64_t tail_offset_ = 0;  // body offset of tail_[0]
+  uint64_t body_offset_ = 0;  // body bytes fed so far
+  uint64_t events_ = 0;
+  int64_t done_ns_ = -1;
+  int32_t last_completion_tokens_ = 0;
+  bool failed_ = false;            // malformed or error event: later events are ignored
+  bool choice_without_usage_ = false;
+  bool last_finish_reason_ = false;
+};
+
+}  // namespace servebench::client::detail

@@ -1,0 +1,173 @@
+// vLLM's `random` dataset (vllm/benchmarks/datasets: RandomDataset.sample,
+// gen_prompt_decode_to_target_len), re-implemented for servebench's tokenizer interface.
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "core/error.h"
+#include "dataset/dataset.h"
+#include "tokenizer/tokenizer.h"
+
+namespace servebench::dataset {
+namespace {
+
+using tokenizer::TokenId;
+
+// vLLM's retry budget for decode → re-encode → adjust.
+constexpr int kMaxRetry = 10;
+
+// Uniform integer in [0, n) from a 64-bit engine by Lemire's multiply-and-reject, so the
+// sequence is the same with every standard library (std::uniform_int_distribution is not).
+class Draw {
+ public:
+  explicit Draw(uint64_t seed) : engine_(seed) {}
+  uint64_t below(uint64_t n) {
+    if (n <= 1) return 0;
+    unsigned __int128 m = static_cast<unsigned __int128>(engine_()) * n;
+    uint64_t low = static_cast<uint64_t>(m);
+    if (low < n) {
+      const uint64_t threshold = (0 - n) % n;
+      while (low < threshold) {
+        m = static_cast<unsigned __int128>(engine_()) * n;
+        low = static_cast<uint64_t>(m);
+      }
+    }
+    return static_cast<uint64_t>(m >> 64);
+  }
+  // Inclusive [low, high].
+  int64_t between(int64_t low, int64_t high) {
+    return low + static_cast<int64_t>(below(static_cast<uint64_t>(high - low) + 1));
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+[[noreturn]] void bad(const char* flag, const std::string& message) {
+  throw core::Error(core::ErrorKind::kUsage, flag, message);
+}
+
+struct Converged {
+  std::string text;
+  std::vector<TokenId> ids;
+  int64_t mismatch = 0;  // final - target when the budget ran out, else 0
+};
+
+// Decodes ids and re-encodes the text until it is exactly `target` tokens: longer sequences
+// are truncated, shorter ones padded with random ids. After kMaxRetry adjustments the
+// remaining difference is reported, as vLLM does. `ids` always equals encode(text).
+Converged decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<TokenId> ids,
+                               size_t target, Draw& draw) {
+  Converged out;
+  const auto vocab = static_cast<uint64_t>(tok.vocab_size());
+  for (int remaining = kMaxRetry;; --remaining) {
+    out.text = tok.decode(ids);
+    ids = tok.encode(out.text);
+    if (ids.size() == target) break;
+    if (remaining <= 0) {
+      out.mismatch = static_cast<int64_t>(ids.size()) - static_cast<int64_t>(target);
+      break;
+    }
+    if (ids.size() > target) {
+      ids.resize(target);
+    } else {
+      while (ids.size() < target) ids.push_back(static_cast<TokenId>(draw.below(vocab)));
+    }
+  }
+  out.ids = std::move(ids);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
+                                   const tokenizer::Tokenizer& tokenizer, RandomReport* report) {
+  const double r = options.range_ratio;
+  if (!(r >= 0.0 && r < 1.0)) {
+    bad("--random-range-ratio", "must be in [0, 1), got " + std::to_string(r));
+  }
+  if (options.input_len < 0) {
+    bad("--random-input-len", "must be >= 0, got " + std::to_string(options.input_len));
+  }
+  if (options.prefix_len < 0) {
+    bad("--random-prefix-len", "must be >= 0, got " + std::to_string(options.prefix_len));
+  }
+  if (options.output_len < 1) {
+    bad("--random-output-len", "must be >= 1, got " + std::to_string(options.output_len));
+  }
+  const int32_t vocab = tokenizer.vocab_size();
+  if (vocab <= 0) {
+    throw core::Error(core::ErrorKind::kInternal, "random dataset",
+                      "tokenizer " + tokenizer.name() + " has an empty vocabulary");
+  }
+
+  // Bounds exactly as vLLM computes them: floor for the low end, ceil for the high end, in
+  // double arithmetic. The built-in tokenizer adds no special tokens, so nothing is subtracted.
+  const double in = options.input_len, outl = options.output_len;
+  const auto input_low = static_cast<int64_t>(std::floor(in * (1 - r)));
+  const auto input_high = static_cast<int64_t>(std::ceil(in * (1 + r)));
+  const int64_t output_low = std::max<int64_t>(static_cast<int64_t>(std::floor(outl * (1 - r))), 1);
+  const int64_t output_high = std::max<int64_t>(static_cast<int64_t>(std::ceil(outl * (1 + r))), 1);
+  if (options.prefix_len + input_low < 1) {
+    bad("--random-input-len",
+        "too small: the shortest possible prompt (--random-prefix-len " +
+            std::to_string(options.prefix_len) + " + floor(" + std::to_string(options.input_len) +
+            " * (1 - " + std::to_string(r) + "))) is 0 tokens; raise --random-input-len or " +
+            "--random-prefix-len, or lower --random-range-ratio");
+  }
+  if (input_high + options.prefix_len > INT32_MAX / 2 || output_high > INT32_MAX / 2) {
+    bad("--random-input-len", "lengths this large are not supported");
+  }
+
+  Draw draw(options.seed);
+  // Same draw order as vLLM: all input lengths, all output lengths, all offsets, the prefix.
+  std::vector<int32_t> input_lens(count), output_lens(count);
+  std::vector<int64_t> offsets(count);
+  for (auto& v : input_lens) v = static_cast<int32_t>(draw.between(input_low, input_high));
+  for (auto& v : output_lens) v = static_cast<int32_t>(draw.between(output_low, output_high));
+  for (auto& v : offsets) v = static_cast<int64_t>(draw.below(static_cast<uint64_t>(vocab)));
+
+  RandomReport local;
+  local.input_low = static_cast<int32_t>(input_low);
+  local.input_high = static_cast<int32_t>(input_high);
+  local.output_low = static_cast<int32_t>(output_low);
+  local.output_high = static_cast<int32_t>(output_high);
+
+  std::vector<TokenId> prefix;
+  if (options.prefix_len > 0) {
+    prefix.reserve(static_cast<size_t>(options.prefix_len));
+    for (int32_t i = 0; i < options.prefix_len; ++i) {
+      prefix.push_back(static_cast<TokenId>(draw.below(static_cast<uint64_t>(vocab))));
+    }
+    // Newer vLLM also settles the prefix on its own, so every prompt shares the same text.
+    Converged p = decode_to_target_len(tokenizer, std::move(prefix),
+                                       static_cast<size_t>(options.prefix_len), draw);
+    local.prefix_token_mismatch = static_cast<int32_t>(p.mismatch);
+    prefix = std::move(p.ids);
+  }
+
+  std::vector<Prompt> prompts;
+  prompts.reserve(count);
+  std::vector<TokenId> ids;
+  for (size_t i = 0; i < count; ++i) {
+    ids.assign(prefix.begin(), prefix.end());
+    const int64_t start = offsets[i] + static_cast<int64_t>(i);
+    for (int32_t j = 0; j < input_lens[i]; ++j) {
+      ids.push_back(static_cast<TokenId>((start + j) % vocab));
+    }
+    const size_t target =
+        static_cast<size_t>(options.prefix_len) + static_cast<size_t>(input_lens[i]);
+    Converged c = decode_to_target_len(tokenizer, std::move(ids), target, draw);
+    local.token_mismatch += c.mismatch;
+    Prompt p;
+    p.prompt_tokens = static_cast<int32_t>(c.ids.size());
+    p.output_tokens = output_lens[i];
+    p.text = std::move(c.text);
+    prompts.push_back(std::move(p));
+    ids.clear();
+  }
+  if (report) *report = local;
+  return prompts;
+}
+
+}  // namespace servebench::dataset

@@ -1,0 +1,147 @@
+// Console blocks. The vLLM block reproduces the print statements of `benchmark()` in
+// vllm/benchmarks/serve.py byte for byte: Python's "{:<40} {:<10}" / "{:<40} {:<10.2f}" rows
+// (trailing spaces included) and "{s:{c}^{n}}" headers 50 wide. fmt uses the same format
+// grammar and the same correctly rounded fixed-point output as Python here.
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "report/report.h"
+
+namespace servebench::report {
+namespace {
+
+bool selected(const RunInfo& info, const std::string& metric) {
+  for (const std::string& m : info.percentile_metrics) {
+    if (m == metric) return true;
+  }
+  return false;
+}
+
+void row(std::string& out, const std::string& label, double value) {
+  out += fmt::format("{:<40} {:<10.2f}\n", label, value);
+}
+template <typename Int>
+void row_int(std::string& out, const std::string& label, Int value) {
+  out += fmt::format("{:<40} {:<10}\n", label, value);
+}
+void section(std::string& out, const std::string& title) {
+  out += fmt::format("{:-^50}\n", title);
+}
+
+// vLLM's process_one_metric: header, Mean, Median, then one line per percentile.
+void metric_section(std::string& out, const metrics::Distribution& d, const std::string& name,
+                    const std::string& header) {
+  section(out, header);
+  row(out, fmt::format("Mean {} (ms):", name), d.mean);
+  row(out, fmt::format("Median {} (ms):", name), d.median);
+  for (const auto& [p, value] : d.percentiles) {
+    row(out, fmt::format("P{} {} (ms):", metrics::percentile_word(p), name), value);
+  }
+}
+
+// The same layout for servebench's distributions, with the maximum added.
+void extras_section(std::string& out, const metrics::Distribution& d, const std::string& name,
+                    const std::string& header) {
+  metric_section(out, d, name, header);
+  row(out, fmt::format("Max {} (ms):", name), d.max);
+}
+
+}  // namespace
+
+std::string vllm_console_block(const metrics::Summary& summary, const RunInfo& info) {
+  const metrics::VllmMetrics& m = summary.vllm;
+  const bool tok = info.has_tokenizer;
+  const bool goodput = !info.goodput_slo_ms.empty();
+  std::string out;
+  out += fmt::format("{:=^50}\n", " Serving Benchmark Result ");
+  row_int(out, "Successful requests:", m.completed);
+  row_int(out, "Failed requests:", m.failed);
+  if (info.max_concurrency > 0) row_int(out, "Maximum request concurrency:", info.max_concurrency);
+  if (!std::isinf(info.request_rate)) row(out, "Request rate configured (RPS):", info.request_rate);
+  row(out, "Benchmark duration (s):", m.duration_s);
+  row_int(out, "Total input tokens:", m.total_input);
+  if (tok) row_int(out, "Total generated tokens:", m.total_output);
+  row(out, "Request throughput (req/s):", m.request_throughput);
+  if (goodput) row(out, "Request goodput (req/s):", m.request_goodput);
+  if (tok) {
+    row(out, "Output token throughput (tok/s):", m.output_throughput);
+    row(out, "Peak output token throughput (tok/s):", m.max_output_tokens_per_s);
+  }
+  row(out, "Peak concurrent requests:", m.max_concurrent_requests);
+  if (tok) row(out, "Total token throughput (tok/s):", m.total_token_throughput);
+
+  if (tok && selected(info, "ttft")) {
+    metric_section(out, m.ttft_ms, "TTFT", "Time to First Token");
+  }
+  if (tok && selected(info, "tpot")) {
+    metric_section(out, m.tpot_ms, "TPOT", "Time per Output Token (excl. 1st token)");
+  }
+  if (tok && selected(info, "itl")) metric_section(out, m.itl_ms, "ITL", "Inter-token Latency");
+  if (selected(info, "e2el")) metric_section(out, m.e2el_ms, "E2EL", "End-to-end Latency");
+  // vLLM collects queue times only under --max-concurrency, queue-inclusive E2EL only with a
+  // finite rate as well.
+  if (info.max_concurrency > 0 && selected(info, "client_queue_time")) {
+    metric_section(out, m.client_queue_time_ms, "Client Queue Time", "Client-side Queueing");
+  }
+  if (info.max_concurrency > 0 && !std::isinf(info.request_rate) &&
+      selected(info, "e2el_including_client_queue")) {
+    metric_section(out, m.e2el_including_client_queue_ms, "E2EL incl. Client Queue",
+                   "Queue-inclusive End-to-end Latency");
+  }
+  out += std::string(50, '=') + "\n";
+  return out;
+}
+
+std::string extras_console_block(const metrics::Summary& summary) {
+  return extras_console_block(summary, RunInfo{});
+}
+
+std::string extras_console_block(const metrics::Summary& summary, const RunInfo& info) {
+  const metrics::Extras& x = summary.extras;
+  std::string out;
+  out += fmt::format("{:=^50}\n", " servebench extras (not in vLLM) ");
+  row_int(out, "Requests sent:", x.requests_sent);
+  row_int(out, "Warmup requests (not counted):", x.warmup_ignored);
+  row(out, "Request rate requested (RPS):", x.requested_rate);
+  row(out, "Request rate scheduled (RPS):", x.scheduled_rate);
+  row(out, "Request rate achieved (RPS):", x.achieved_rate);
+  extras_section(out, x.schedule_lag_ms, "schedule lag", "Schedule lag (sent - intended)");
+  extras_section(out, x.ttft_from_intended_ms, "TTFT from intended",
+                 "TTFT from intended send time");
+  extras_section(out, x.e2el_from_intended_ms, "E2EL from intended",
+                 "E2EL from intended send time");
+  if (x.itl_per_token_requests > 0) {
+    extras_section(out, x.itl_per_token_ms, "ITL per token", "Per-token ITL (usage per chunk)");
+    row_int(out, "Requests with tokens per chunk:", x.itl_per_token_requests);
+  } else {
+    section(out, "Per-token ITL (usage per chunk)");
+    out += "n/a: the server sent no per-chunk usage\n";
+  }
+  if (!x.failures_by_reason.empty()) {
+    section(out, "Failures by reason");
+    for (const auto& [reason, count] : x.failures_by_reason) {
+      row_int(out, reason + ":", count);
+    }
+  }
+  if (info.client_health) {
+    const ClientHealth& h = *info.client_health;
+    const double duration_s = summary.vllm.duration_s;
+    section(out, "Client health");
+    row(out, "Client CPU user (s):", h.cpu_user_s);
+    row(out, "Client CPU system (s):", h.cpu_system_s);
+    if (duration_s > 0) {
+      row(out,
+          "Client CPU busy (% of one core):", 100.0 * (h.cpu_user_s + h.cpu_system_s) / duration_s);
+    }
+    row(out, "Max event-loop lag (ms):", static_cast<double>(h.max_loop_lag_ns) / 1e6);
+    row_int(out, "Bytes received:", h.bytes_received);
+    row_int(out, "SSE events:", h.sse_events);
+    row_int(out, "Connections opened:", h.connections_opened);
+  }
+  out += std::string(50, '=') + "\n";
+  return out;
+}
+
+}  // namespace servebench::report

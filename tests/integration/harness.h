@@ -1,0 +1,70 @@
+// File: tests/integration/harness.h
+// Running the real binary: a child process with captured stdout/stderr and a deadline, an
+// optional SIGINT once stdout shows a given line, background servers, temp directories, and
+// reading the console block.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace servebench::itest {
+
+struct Outcome {
+  int exit_code = -1;  // 128 + signal when killed by one
+  bool timed_out = false;
+  double seconds = 0;
+  std::string out, err;
+};
+
+struct RunSpec {
+  std::vector<std::string> args;  // after the binary
+  double timeout_s = 60;
+  // When set: SIGINT the child `sigint_delay_s` after its stdout first contains this text.
+  std::string sigint_after;
+  double sigint_delay_s = 0;
+};
+
+Outcome run(const RunSpec& spec);
+inline Outcome run(std::vector<std::string> args, double timeout_s = 60) {
+  return run(RunSpec{std::move(args), timeout_s, "", 0});
+}
+
+// A loopback TCP port nobody listens on right now.
+int free_port();
+
+// A `servebench sim` (or other) process in the background; stopped with SIGTERM when destroyed.
+class Background {
+ public:
+  explicit Background(const std::vector<std::string>& args);
+  ~Background();
+  // Waits until 127.0.0.1:port accepts connections; false after timeout_s.
+  bool wait_for_port(int port, double timeout_s);
+  std::string log() const;  // its stderr so far
+
+ private:
+  pid_t pid_ = -1;
+  std::string log_path_;
+};
+
+// A fresh directory under $TMPDIR, removed when destroyed.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::vector<std::string> files() const;  // names, sorted
+
+ private:
+  std::string path_;
+};
+
+std::string read_file(const std::string& path);
+std::vector<std::string> lines_of(const std::string& text);
+// The value of a "{:<40} {:<10}" console line of vLLM's block, e.g. "Successful requests:".
+std::optional<double> console_value(const std::string& out, const std::string& label);
+
+}  // namespace servebench::itest

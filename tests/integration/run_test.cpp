@@ -1,0 +1,375 @@
+// `servebench run` end to end: the real binary against the embedded simulator and against a
+// `servebench sim` it starts, with small counts so each test takes a few seconds.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "harness.h"
+
+namespace servebench::itest {
+namespace {
+
+using nlohmann::json;
+
+// A small fixed-timing run: 50 prompts of 32 tokens, 16 output tokens, TTFT 20 ms, ITL 2 ms.
+std::vector<std::string> small_run(const std::string& dir) {
+  return {"run",
+          "--num-prompts",
+          "50",
+          "--random-input-len",
+          "32",
+          "--random-output-len",
+          "16",
+          "--sim-ttft-ms",
+          "20",
+          "--sim-itl-ms",
+          "2",
+          "--result-dir",
+          dir,
+          "--save-result",
+          "--disable-tqdm",
+          "--percentile-metrics",
+          "ttft,tpot,itl,e2el",
+          "--metric-percentiles",
+          "50,99"};
+}
+
+std::vector<json> read_jsonl(const std::string& path) {
+  std::vector<json> out;
+  for (const auto& line : lines_of(read_file(path))) {
+    if (!line.empty()) out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+// The one result JSON and the one records file in `dir`.
+std::pair<std::string, std::string> outputs_in(const TempDir& dir) {
+  std::string result, records;
+  for (const auto& name : dir.files()) {
+    if (name.ends_with(".records.jsonl")) {
+      records = dir.path() + "/" + name;
+    } else if (name.ends_with(".json")) {
+      result = dir.path() + "/" + name;
+    }
+  }
+  return {result, records};
+}
+
+std::vector<std::string> sim_args(int port, const std::string& model,
+                                  const std::vector<std::string>& more = {}) {
+  std::vector<std::string> args = {
+      "sim",      "--port", std::to_string(port), "--served-model-name", model, "--ttft-ms", "5",
+      "--itl-ms", "1"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST(RunEmbedded, FixedModeGivesVllmBlockResultJsonAndRecords) {
+  TempDir dir;
+  Outcome o = run(small_run(dir.path()));
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.err.find("started the embedded simulator at http://127.0.0.1:"), std::string::npos)
+      << o.err;
+  for (const char* line :
+       {"Starting initial single prompt test run...", "Initial test run completed.",
+        "Starting main benchmark run...", "Traffic request rate: inf",
+        "Burstiness factor: 1.0 (Poisson process)", "Maximum request concurrency: None",
+        "============ Serving Benchmark Result ============"}) {
+    EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
+  }
+  EXPECT_EQ(console_value(o.out, "Successful requests:"), 50);
+  EXPECT_EQ(console_value(o.out, "Failed requests:"), 0);
+  EXPECT_EQ(console_value(o.out, "Total input tokens:"), 50 * 32);
+  EXPECT_EQ(console_value(o.out, "Total generated tokens:"), 50 * 16);
+  // Generous bounds: the machine is shared; the simulator adds its delay on top of the network.
+  auto ttft = console_value(o.out, "Mean TTFT (ms):");
+  ASSERT_TRUE(ttft.has_value()) << o.out;
+  EXPECT_GE(*ttft, 19.0);
+  EXPECT_LE(*ttft, 120.0);
+  auto tpot = console_value(o.out, "Mean TPOT (ms):");
+  ASSERT_TRUE(tpot.has_value());
+  EXPECT_GE(*tpot, 1.8);
+  EXPECT_LE(*tpot, 12.0);
+  auto itl = console_value(o.out, "Mean ITL (ms):");
+  ASSERT_TRUE(itl.has_value());
+  EXPECT_GE(*itl, 1.5);
+  EXPECT_LE(*itl, 12.0);
+  EXPECT_TRUE(console_value(o.out, "P50 E2EL (ms):").has_value()) << o.out;
+
+  auto [result_path, records_path] = outputs_in(dir);
+  ASSERT_FALSE(result_path.empty()) << "files: " << dir.files().size();
+  const std::string name = result_path.substr(dir.path().size() + 1);
+  EXPECT_TRUE(
+      std::regex_match(name, std::regex(R"(openai-infqps-servebench-sim-\d{8}-\d{6}\.json)")))
+      << name;
+  json r = json::parse(read_file(result_path));
+  EXPECT_EQ(r["completed"], 50);
+  EXPECT_EQ(r["failed"], 0);
+  EXPECT_EQ(r["total_input_tokens"], 1600);
+  EXPECT_EQ(r["total_output_tokens"], 800);
+  EXPECT_EQ(r["num_prompts"], 50);
+  EXPECT_EQ(r["request_rate"], "inf");
+  EXPECT_EQ(r["burstiness"], 1.0);
+  EXPECT_TRUE(r["max_concurrency"].is_null());
+  EXPECT_EQ(r["model_id"], "servebench-sim");
+  EXPECT_EQ(r["backend"], "openai");
+  for (const char* key :
+       {"date", "duration", "request_throughput", "output_throughput", "total_token_throughput",
+        "mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p50_ttft_ms", "p99_ttft_ms",
+        "mean_tpot_ms", "p99_itl_ms", "mean_e2el_ms"}) {
+    EXPECT_TRUE(r.contains(key)) << key;
+  }
+  EXPECT_FALSE(r.contains("ttfts"));  // only with --save-detailed
+  EXPECT_GT(r["duration"].get<double>(), 0.0);
+
+  ASSERT_FALSE(records_path.empty());
+  auto records = read_jsonl(records_path);
+  ASSERT_EQ(records.size(), 50u);
+  std::set<uint64_t> indices;
+  for (const auto& rec : records) {
+    indices.insert(rec["index"].get<uint64_t>());
+    EXPECT_TRUE(rec["success"].get<bool>());
+    EXPECT_EQ(rec["prompt_tokens"], 32);
+  }
+  EXPECT_EQ(indices.size(), 50u);
+  EXPECT_EQ(*indices.rbegin(), 49u);
+}
+
+TEST(RunEmbedded, ChatBackendWithRateConcurrencyWarmupsAndDetailedResult) {
+  TempDir dir;
+  Outcome o = run({"run",
+                   "--backend",
+                   "openai-chat",
+                   "--num-prompts",
+                   "12",
+                   "--random-input-len",
+                   "16",
+                   "--random-output-len",
+                   "4",
+                   "--sim-ttft-ms",
+                   "5",
+                   "--sim-itl-ms",
+                   "1",
+                   "--request-rate",
+                   "40",
+                   "--max-concurrency",
+                   "4",
+                   "--num-warmups",
+                   "3",
+                   "--save-result",
+                   "--save-detailed",
+                   "--result-dir",
+                   dir.path(),
+                   "--result-filename",
+                   "chat.json",
+                   "--metadata",
+                   "team=perf",
+                   "tp=1",
+                   "--model",
+                   "org/chat-model"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("Warming up with 3 requests..."), std::string::npos);
+  EXPECT_NE(o.out.find("Warmup run completed."), std::string::npos);
+  EXPECT_NE(o.out.find("Traffic request rate: 40.0"), std::string::npos);
+  EXPECT_NE(o.out.find("Maximum request concurrency: 4"), std::string::npos);
+  EXPECT_EQ(console_value(o.out, "Successful requests:"), 12);
+  // The tqdm bar went to stderr and finished at 100%.
+  EXPECT_NE(o.err.find("100%|"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("| 12/12 ["), std::string::npos) << o.err;
+
+  json r = json::parse(read_file(dir.path() + "/chat.json"));
+  EXPECT_EQ(r["backend"], "openai-chat");
+  EXPECT_EQ(r["model_id"], "org/chat-model");
+  EXPECT_EQ(r["max_concurrency"], 4);
+  EXPECT_EQ(r["request_rate"], 40.0);
+  EXPECT_EQ(r["team"], "perf");
+  EXPECT_EQ(r["tp"], "1");
+  ASSERT_TRUE(r.contains("ttfts"));
+  EXPECT_EQ(r["ttfts"].size(), 12u);
+  EXPECT_EQ(r["output_lens"].size(), 12u);
+  // Warmups are in the records file, flagged, but not in the result.
+  auto records = read_jsonl(dir.path() + "/chat.records.jsonl");
+  ASSERT_EQ(records.size(), 15u);
+  size_t warmups = 0;
+  for (const auto& rec : records) warmups += rec["warmup"].get<bool>();
+  EXPECT_EQ(warmups, 3u);
+}
+
+TEST(RunExternal, AgainstServebenchSimWithBaseUrlAndModelDiscovery) {
+  const int port = free_port();
+  Background sim(sim_args(port, "org/ext-model"));
+  ASSERT_TRUE(sim.wait_for_port(port, 10)) << sim.log();
+  TempDir dir;
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  Outcome o =
+      run({"run", "--base-url", url, "--num-prompts", "20", "--random-input-len", "24",
+           "--random-output-len", "8", "--disable-tqdm", "--records", dir.path() + "/recs.jsonl"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(o.err.find("embedded simulator"), std::string::npos);
+  EXPECT_NE(o.out.find("Model not specified, fetching first model from server..."),
+            std::string::npos);
+  EXPECT_NE(o.out.find("First model name: org/ext-model"), std::string::npos) << o.out;
+  EXPECT_EQ(console_value(o.out, "Successful requests:"), 20);
+  EXPECT_EQ(console_value(o.out, "Total input tokens:"), 20 * 24);
+  EXPECT_EQ(console_value(o.out, "Total generated tokens:"), 20 * 8);
+  EXPECT_EQ(read_jsonl(dir.path() + "/recs.jsonl").size(), 20u);
+
+  // --host/--port reach the same server; a wrong --model shows the server's error.
+  Outcome wrong = run({"run", "--host", "127.0.0.1", "--port", std::to_string(port), "--model",
+                       "no-such-model", "--num-prompts", "3", "--disable-tqdm"});
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("no-such-model"), std::string::npos) << wrong.err;
+  EXPECT_LT(wrong.seconds, 15);
+}
+
+TEST(RunExternal, FaultsAreCountedAndPrinted) {
+  const int port = free_port();
+  Background sim(sim_args(port, "m", {"--fault", "500:0.3", "--seed", "5"}));
+  ASSERT_TRUE(sim.wait_for_port(port, 10)) << sim.log();
+  TempDir dir;
+  Outcome o = run({"run", "--base-url", "http://127.0.0.1:" + std::to_string(port), "--model", "m",
+                   "--num-prompts", "40", "--random-input-len", "8", "--random-output-len", "4",
+                   "--disable-tqdm", "--ready-check-timeout-sec", "10", "--records",
+                   dir.path() + "/r.jsonl"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;  // failed requests do not fail the run (vLLM)
+  auto ok = console_value(o.out, "Successful requests:");
+  auto failed = console_value(o.out, "Failed requests:");
+  ASSERT_TRUE(ok && failed) << o.out;
+  EXPECT_EQ(*ok + *failed, 40);
+  EXPECT_GT(*failed, 0);
+  EXPECT_GT(*ok, 0);
+  EXPECT_NE(o.out.find("Failed requests during benchmark run detected (capping to 10):"),
+            std::string::npos);
+  EXPECT_NE(o.out.find("Error 0: "), std::string::npos);
+  auto records = read_jsonl(dir.path() + "/r.jsonl");
+  ASSERT_EQ(records.size(), 40u);
+  size_t bad = 0;
+  for (const auto& rec : records) {
+    if (!rec["success"].get<bool>()) {
+      ++bad;
+      EXPECT_EQ(rec["http_status"], 500);
+      EXPECT_FALSE(rec["error"].get<std::string>().empty());
+    }
+  }
+  EXPECT_EQ(static_cast<double>(bad), *failed);
+}
+
+TEST(RunExternal, UnreachableServerFailsFastNamingTheUrl) {
+  const int port = free_port();  // nobody listens
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  Outcome o = run({"run", "--base-url", url, "--model", "m", "--num-prompts", "5"}, 30);
+  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
+  EXPECT_NE(o.err.find(url), std::string::npos) << o.err;
+  EXPECT_LT(o.seconds, 10);
+  EXPECT_EQ(o.out.find("Serving Benchmark Result"), std::string::npos);
+
+  Outcome no_model = run({"run", "--port", std::to_string(port), "--num-prompts", "5"}, 30);
+  EXPECT_EQ(no_model.exit_code, 4);
+  EXPECT_NE(no_model.err.find(url + "/v1/models"), std::string::npos) << no_model.err;
+  EXPECT_LT(no_model.seconds, 15);
+}
+
+TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--num-prompts=-5"}, "--num-prompts"},
+      {{"--num-prompts", "abc"}, "--num-prompts"},
+      {{"--num-prompts"}, "--num-prompts"},
+      {{"--model", "--num-prompts", "3"}, "--model"},
+      {{"--request-rate", "0"}, "--request-rate"},
+      {{"--burstiness", "-1"}, "--burstiness"},
+      {{"--max-concurrency", "0"}, "--max-concurrency"},
+      {{"--goodput", "ttft=5"}, "--goodput"},
+      {{"--goodput", "latency:5"}, "--goodput"},
+      {{"--metadata", "novalue"}, "--metadata"},
+      {{"--header", "novalue"}, "--header"},
+      {{"--extra-body", "{bad"}, "--extra-body"},
+      {{"--extra-body", "[1]"}, "--extra-body"},
+      {{"--no-such-flag"}, "--no-such-flag"},
+      {{"--profile"}, "--profile"},
+      {{"--backend", "tgi"}, "--backend"},
+      {{"--dataset-name", "sharegpt"}, "--dataset-name"},
+      {{"--dataset-path", "x.json"}, "--dataset-path"},
+      {{"--tokenizer", "gpt2"}, "--tokenizer"},
+      {{"--random-range-ratio", "1.5"}, "--random-range-ratio"},
+      {{"--random-input-len", "0"}, "--random-input-len"},
+      {{"--percentile-metrics", "ttft,foo"}, "--percentile-metrics"},
+      {{"--metric-percentiles", "101"}, "--metric-percentiles"},
+      {{"--port", "70000"}, "--port"},
+      {{"--base-url", "ftp://x"}, "--base-url"},
+      {{"--endpoint", "/v1/chat/completions"}, "--endpoint"},
+      {{"--base-url", "http://127.0.0.1:1", "--sim-ttft-ms", "5"}, "--sim-ttft-ms"},
+      {{"--sim-mode", "warp"}, "--sim-mode"},
+  };
+  for (const auto& [extra, flag] : cases) {
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Outcome o = run(args, 20);
+    EXPECT_EQ(o.exit_code, 2) << extra[0] << ": " << o.err;
+    std::vector<std::string> lines;
+    for (const auto& l : lines_of(o.err)) {
+      if (!l.empty()) lines.push_back(l);
+    }
+    ASSERT_EQ(lines.size(), 1u) << extra[0] << ": " << o.err;
+    EXPECT_EQ(lines[0].rfind("servebench: " + flag, 0), 0u) << lines[0];
+    EXPECT_TRUE(o.out.empty()) << o.out;
+  }
+}
+
+TEST(RunCli, AcceptsUnderscoresAndEqualsLikeVllm) {
+  Outcome o = run({"run", "--num_prompts=4", "--random_input_len", "8", "--random-output-len=2",
+                   "--sim_ttft_ms=1", "--sim-itl-ms", "1", "--disable_tqdm", "--temperature=0"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(console_value(o.out, "Successful requests:"), 4);
+  EXPECT_EQ(console_value(o.out, "Total input tokens:"), 32);
+  EXPECT_EQ(o.out.find("WARNING: no --temperature"), std::string::npos);
+}
+
+TEST(RunSignal, SigintPrintsTheSummaryOfWhatFinishedAndKeepsRecords) {
+  TempDir dir;
+  RunSpec spec;
+  spec.args = {"run",
+               "--num-prompts",
+               "400",
+               "--request-rate",
+               "40",
+               "--random-input-len",
+               "8",
+               "--random-output-len",
+               "4",
+               "--sim-ttft-ms",
+               "10",
+               "--sim-itl-ms",
+               "2",
+               "--disable-tqdm",
+               "--records",
+               dir.path() + "/r.jsonl",
+               "--save-result",
+               "--result-dir",
+               dir.path(),
+               "--result-filename",
+               "res.json"};
+  spec.sigint_after = "Starting main benchmark run...";
+  spec.sigint_delay_s = 1.5;
+  spec.timeout_s = 30;
+  Outcome o = run(spec);
+  EXPECT_EQ(o.exit_code, 130) << o.out << o.err;
+  EXPECT_LT(o.seconds, 20);
+  EXPECT_NE(o.err.find("interrupted"), std::string::npos) << o.err;
+  ASSERT_NE(o.out.find("Serving Benchmark Result"), std::string::npos) << o.out;
+  auto ok = console_value(o.out, "Successful requests:");
+  auto failed = console_value(o.out, "Failed requests:");
+  ASSERT_TRUE(ok && failed);
+  EXPECT_GT(*ok, 10);
+  EXPECT_LT(*ok + *failed, 400);
+  auto records = read_jsonl(dir.path() + "/r.jsonl");
+  EXPECT_EQ(static_cast<double>(records.size()), *ok + *failed);
+  json r = json::parse(read_file(dir.path() + "/res.json"));
+  EXPECT_EQ(r["completed"].get<double>(), *ok);
+  EXPECT_TRUE(r["servebench"]["client"]["interrupted"].get<bool>());
+}
+
+}  // namespace
+}  // namespace servebench::itest
