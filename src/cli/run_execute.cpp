@@ -351,6 +351,7 @@ report::RunInfo run_info(const RunConfig& c, const Target& target, const std::st
   health.bytes_received = stats.bytes_received;
   health.sse_events = stats.sse_events;
   health.connections_opened = stats.connections_opened;
+  health.t0_mono_ns = stats.t0_mono_ns;
   info.client_health = health;
   return info;
 }

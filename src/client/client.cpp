@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "client/event_loop.h"
@@ -170,6 +171,13 @@ size_t collect_body(char* data, size_t size, size_t count, void* user) {
   return length;
 }
 
+// "0.5", "600": a whole-number cast would report a 0.5 s timeout as "0 s".
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
 struct EasyHandle {
   CURL* easy = curl_easy_init();
   curl_slist* headers = nullptr;
@@ -196,10 +204,12 @@ void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
     Endpoint bounded = endpoint;
     // One attempt may not outlive the whole check (but gets at least a few seconds).
     double left_s = static_cast<double>(deadline - core::mono_ns()) * 1e-9;
-    bounded.timeout_s = std::clamp(left_s, 5.0, endpoint.timeout_s);
+    // (Not std::clamp: its bounds may cross when the endpoint's timeout is under 5 s.)
+    bounded.timeout_s = std::min(std::max(left_s, 5.0), endpoint.timeout_s);
     detail::set_common_options(handle.easy, bounded, 16 * 1024);
     curl_easy_setopt(handle.easy, CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(handle.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    curl_easy_setopt(handle.easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(body.size()));
     curl_easy_setopt(handle.easy, CURLOPT_HTTPHEADER, handle.headers);
     curl_easy_setopt(handle.easy, CURLOPT_WRITEFUNCTION, &collect_body);
     curl_easy_setopt(handle.easy, CURLOPT_WRITEDATA, &reply);
@@ -229,12 +239,13 @@ void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
     }
     if (core::mono_ns() >= deadline) break;
     // vLLM's ready check polls every few seconds; a short back-off finds a starting server sooner.
-    int64_t pause_ns = std::min<int64_t>(1'000'000'000, int64_t{100'000'000} << std::min(attempt, 3));
+    int64_t pause_ns =
+        std::min<int64_t>(1'000'000'000, int64_t{100'000'000} << std::min(attempt, 3));
     pause_ns = std::min(pause_ns, deadline - core::mono_ns());
     if (pause_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(pause_ns));
   }
   throw core::Error(core::ErrorKind::kNetwork, "ready check",
-                    "the server did not become ready within " + std::to_string(static_cast<long long>(timeout_s)) +
+                    "the server did not become ready within " + seconds_text(timeout_s) +
                         " s; last failure: " + last_failure);
 }
 

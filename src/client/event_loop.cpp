@@ -28,6 +28,10 @@ constexpr int64_t kSpinNs = 50'000;
 // How often the loop looks at RunOptions::stop (set from a signal handler, which cannot wake
 // us), only when a stop flag was given.
 constexpr int kStopPollMs = 10;
+// Requests started per pass before the loop services its sockets again. Starting a burst of
+// thousands in one go would stamp their send times long before curl gets to write them (the
+// write waits for the next epoll pass), inflating every TTFT of the burst.
+constexpr int kMaxStartsPerPass = 16;
 constexpr uint64_t kPaceTag = uint64_t{1} << 40;
 constexpr uint64_t kWakeTag = (uint64_t{1} << 40) + 1;
 constexpr size_t kErrorBodyBytes = 4096;
@@ -127,7 +131,8 @@ std::string http_error_message(long status, std::string_view body) {
 
 std::string transport_error_message(CURLcode code, const char* error_buffer) {
   std::string message = std::string("transport: ") + curl_easy_strerror(code);
-  if (error_buffer != nullptr && error_buffer[0] != '\0') message += std::string(": ") + error_buffer;
+  if (error_buffer != nullptr && error_buffer[0] != '\0')
+    message += std::string(": ") + error_buffer;
   return one_line_message(message);
 }
 
@@ -154,9 +159,10 @@ struct EventLoop::Impl {
   EventLoop* self;
   std::vector<const PlannedRequest*> plan;
   std::vector<Prepared> requests;
-  size_t next = 0;        // next request to send
-  size_t remaining = 0;   // requests without a record yet
+  size_t next = 0;         // next request to send
+  size_t remaining = 0;    // requests without a record yet
   bool next_held = false;  // the next request found no free concurrency slot at its time
+  bool more_due = false;   // dispatch_due stopped at kMaxStartsPerPass with more already due
   std::atomic<bool> waiting_for_slot{false};
 
   int epoll_fd = -1;
@@ -202,7 +208,8 @@ struct EventLoop::Impl {
       return 0;
     }
     epoll_event event{};
-    event.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    event.events =
+        ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
     event.data.u64 = static_cast<uint64_t>(fd);
     if (socket_data == nullptr) {
       if (epoll_ctl(loop->epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0 && errno == EEXIST)
@@ -280,7 +287,8 @@ struct EventLoop::Impl {
     }
 
     multi = curl_multi_init();
-    if (multi == nullptr) throw core::Error(core::ErrorKind::kInternal, "client", "curl_multi_init");
+    if (multi == nullptr)
+      throw core::Error(core::ErrorKind::kInternal, "client", "curl_multi_init");
     curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &Impl::on_socket);
     curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
     curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &Impl::on_timer);
@@ -290,8 +298,8 @@ struct EventLoop::Impl {
     rlimit files{};
     getrlimit(RLIMIT_NOFILE, &files);
     long max_open = static_cast<long>(std::min<rlim_t>(files.rlim_cur, 1'000'000));
-    long connections = shared.concurrency_cap > 0 ? shared.concurrency_cap
-                                                  : static_cast<long>(requests.size());
+    long connections =
+        shared.concurrency_cap > 0 ? shared.concurrency_cap : static_cast<long>(requests.size());
     connections = std::clamp(connections, 1L, std::max(1L, max_open - 64));
     curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, connections);
     if (shared.concurrency_cap > 0)
@@ -334,8 +342,10 @@ struct EventLoop::Impl {
   void release_slot() {
     if (shared.concurrency_cap <= 0) return;
     shared.in_flight.fetch_sub(1);
+    // This loop too: its held request goes out on its next pass, and with nothing else in
+    // flight no socket or timer event would end the epoll_wait that comes first.
     for (EventLoop* loop : shared.loops) {
-      if (loop != self && loop->impl_->waiting_for_slot.load()) loop->wake();
+      if (loop->impl_->waiting_for_slot.load()) loop->wake();
     }
   }
 
@@ -370,7 +380,8 @@ struct EventLoop::Impl {
     transfer->sent_with_usage_stats = p.body.usage_stats_offset != std::string::npos;
 
     CURL* easy = transfer->easy;
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(p.body.json.size()));
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(p.body.json.size()));
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, p.body.json.data());
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, &p.header_node);
 
@@ -389,10 +400,15 @@ struct EventLoop::Impl {
   // Sends every request that is due (spinning for the last kSpinNs) while slots are free.
   void dispatch_due() {
     int64_t now = core::mono_ns();
-    while (!stopping && next < requests.size()) {
+    more_due = false;
+    for (int started = 0; !stopping && next < requests.size(); ++started) {
       Prepared& p = requests[next];
       int64_t due = t0 + p.plan->intended_ns;
       if (due - now > kSpinNs) return;
+      if (started == kMaxStartsPerPass) {
+        more_due = true;
+        return;
+      }
       if (!try_acquire_slot()) {
         // Announce, then look again, so a slot freed meanwhile by another loop is not missed.
         waiting_for_slot.store(true);
@@ -459,8 +475,7 @@ struct EventLoop::Impl {
     record::RequestRecord& record = transfer->record;
     record.http_status = static_cast<int>(status);
 
-    if (result == CURLE_OK && (status == 400 || status == 422) &&
-        transfer->sent_with_usage_stats &&
+    if (result == CURLE_OK && (status == 400 || status == 422) && transfer->sent_with_usage_stats &&
         transfer->error_body.find("continuous_usage_stats") != std::string::npos) {
       // The server refuses per-chunk usage: ask no more, and resend this request without it
       // (it keeps its concurrency slot; the refusal is not a failure).
@@ -547,7 +562,7 @@ struct EventLoop::Impl {
       ns = std::max<int64_t>(0, ns);
       timeout_ns = timeout_ns < 0 ? ns : std::min(timeout_ns, ns);
     };
-    if (curl_due_now) at_most(0);
+    if (curl_due_now || more_due) at_most(0);
     if (curl_deadline_ns >= 0) at_most(curl_deadline_ns - now_abs);
     if (shared.options->stop != nullptr && !stopping) at_most(int64_t{kStopPollMs} * 1'000'000);
     if (stopping) at_most(drain_deadline_ns - now_abs);
@@ -605,9 +620,15 @@ EventLoop::EventLoop(RunShared& shared, std::vector<const PlannedRequest*> reque
 
 EventLoop::~EventLoop() = default;
 
-void EventLoop::prepare() { impl_->prepare(); }
-void EventLoop::run() { impl_->run(); }
-const LoopStats& EventLoop::stats() const { return impl_->stats; }
+void EventLoop::prepare() {
+  impl_->prepare();
+}
+void EventLoop::run() {
+  impl_->run();
+}
+const LoopStats& EventLoop::stats() const {
+  return impl_->stats;
+}
 
 void EventLoop::wake() {
   uint64_t one = 1;

@@ -64,8 +64,8 @@ nlohmann::ordered_json parse_extra_body(const std::string& extra_body_json) {
 RequestBody build_request_body(const Endpoint& endpoint, const BodyOptions& options,
                                const nlohmann::ordered_json& extra_body,
                                const PlannedRequest& request) {
-  nlohmann::ordered_json payload = base_payload(endpoint, request.prompt, request.max_tokens,
-                                                options.continuous_usage_stats);
+  nlohmann::ordered_json payload =
+      base_payload(endpoint, request.prompt, request.max_tokens, options.continuous_usage_stats);
   if (options.ignore_eos) payload["ignore_eos"] = true;
   for (const auto& [key, value] : extra_body.items()) payload[key] = value;  // vLLM: update()
 

@@ -132,8 +132,8 @@ bool read_error(od::value& value, EventFields& fields, std::string& message) {
 }
 
 // Parses one event; text goes straight into `text`, an error message into `error_message`.
-bool parse_event(od::parser& parser, const std::string& padded, size_t length,
-                 EventFields& fields, std::string& text, std::string& error_message) {
+bool parse_event(od::parser& parser, const std::string& padded, size_t length, EventFields& fields,
+                 std::string& text, std::string& error_message) {
   od::document document;
   if (parser.iterate(padded.data(), length, padded.size()).get(document)) return false;
   od::object object;
@@ -163,9 +163,13 @@ bool starts_with(const char* begin, const char* end, std::string_view prefix) {
 }  // namespace
 
 std::string one_line_message(std::string_view text, size_t max_bytes) {
+  // Redact before the cut, which could otherwise leave the start of a key too short for the
+  // patterns to match. The margin past the cut keeps whole keys whole while bounding the text
+  // std::regex sees.
+  std::string redacted = core::redact_secrets(std::string(text.substr(0, max_bytes + 512)));
   std::string line;
-  line.reserve(std::min(text.size(), max_bytes) + 4);
-  for (char c : text) {
+  line.reserve(std::min(redacted.size(), max_bytes) + 4);
+  for (char c : redacted) {
     if (line.size() >= max_bytes) {
       line += "…";
       break;
@@ -173,7 +177,7 @@ std::string one_line_message(std::string_view text, size_t max_bytes) {
     line.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
   }
   while (!line.empty() && line.back() == ' ') line.pop_back();
-  return core::redact_secrets(std::move(line));
+  return line;
 }
 
 void StreamReader::begin(record::RequestRecord* record) {
@@ -210,8 +214,7 @@ void StreamReader::feed(const char* data, size_t length, int64_t now_ns) {
   body_offset_ += length;
 }
 
-size_t StreamReader::scan(const char* buffer, size_t length, uint64_t base_offset,
-                          int64_t now_ns) {
+size_t StreamReader::scan(const char* buffer, size_t length, uint64_t base_offset, int64_t now_ns) {
   size_t start = 0;
   size_t search = 0;
   while (search < length) {
@@ -221,8 +224,7 @@ size_t StreamReader::scan(const char* buffer, size_t length, uint64_t base_offse
     size_t next;
     if (newline + 1 < length && buffer[newline + 1] == '\n') {
       next = newline + 2;
-    } else if (newline + 2 < length && buffer[newline + 1] == '\r' &&
-               buffer[newline + 2] == '\n') {
+    } else if (newline + 2 < length && buffer[newline + 1] == '\r' && buffer[newline + 2] == '\n') {
       next = newline + 3;
     } else if (newline + 1 >= length || (buffer[newline + 1] == '\r' && newline + 2 >= length)) {
       break;  // the blank line may still come with the next read
@@ -238,8 +240,7 @@ size_t StreamReader::scan(const char* buffer, size_t length, uint64_t base_offse
 }
 
 // One event block (without its terminating blank line): lines of "field: value".
-void StreamReader::on_block(const char* begin, const char* end, uint64_t offset,
-                            int64_t now_ns) {
+void StreamReader::on_block(const char* begin, const char* end, uint64_t offset, int64_t now_ns) {
   constexpr std::string_view kData = "data:";
   if (starts_with(begin, end, kData) && std::memchr(begin, '\n', end - begin) == nullptr) {
     const char* value = begin + kData.size();  // fast path: one data line

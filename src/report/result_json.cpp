@@ -220,7 +220,8 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
                     {"max_loop_lag_ms", static_cast<double>(h.max_loop_lag_ns) / 1e6},
                     {"bytes_received", h.bytes_received},
                     {"sse_events", h.sse_events},
-                    {"connections_opened", h.connections_opened}};
+                    {"connections_opened", h.connections_opened},
+                    {"t0_mono_ns", h.t0_mono_ns}};
   }
   if (detailed) {
     sb["intended_times_s"] = std::move(intended);

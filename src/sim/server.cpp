@@ -942,7 +942,9 @@ void Connection::finish() {
   }
   send_event("data: [DONE]\n\n");
   if (!alive()) return;
-  end_stream(malformed ? "fault" : "ok", 200, How::kKeepAlive, "0\r\n\r\n");
+  // A fault already applied mid-stream (a malformed event, a stall) still makes this a fault.
+  const bool faulted = stream_->fault && stream_->fault_done;
+  end_stream(faulted ? "fault" : "ok", 200, How::kKeepAlive, "0\r\n\r\n");
 }
 
 std::string Connection::http_response(int status, std::string_view content_type,

@@ -6,7 +6,7 @@
 //   A token is, scanning left to right:
 //     - an optional single space followed by a run of word bytes (ASCII letters and digits, '_',
 //       and every byte >= 0x80, so UTF-8 text stays whole), or
-//     - an optional single space followed by one other printable ASCII byte (punctuation), or
+//     - an optional single space followed by one other byte (punctuation, or any control byte), or
 //     - a run of whitespace (a single space right before a word or punctuation belongs to it).
 //
 // The vocabulary has 32,000 ids; id i decodes to " " + a six-letter word made of three
