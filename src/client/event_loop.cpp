@@ -30,8 +30,10 @@ constexpr int64_t kSpinNs = 50'000;
 constexpr int kStopPollMs = 10;
 // Requests started per pass before the loop services its sockets again. Starting a burst of
 // thousands in one go would stamp their send times long before curl gets to write them (the
-// write waits for the next epoll pass), inflating every TTFT of the burst.
-constexpr int kMaxStartsPerPass = 16;
+// write waits for the next epoll pass), inflating every TTFT of the burst; reads already
+// waiting are delayed by every start too. 2 kept the requests/s of 16 with the measurement
+// error of 1 (docs/performance.md, "Starts per pass").
+constexpr int kMaxStartsPerPass = 2;
 constexpr uint64_t kPaceTag = uint64_t{1} << 40;
 constexpr uint64_t kWakeTag = (uint64_t{1} << 40) + 1;
 constexpr size_t kErrorBodyBytes = 4096;
@@ -427,7 +429,8 @@ struct EventLoop::Impl {
   }
 
   void arm_pace_timer() {
-    if (stopping || next >= requests.size() || next_held) return;
+    // With more already due the loop comes straight back (epoll timeout 0): no timer needed.
+    if (stopping || next >= requests.size() || next_held || more_due) return;
     int64_t target = t0 + requests[next].plan->intended_ns - kSpinNs;
     if (target == pace_armed_ns) return;
     itimerspec spec{};
