@@ -74,7 +74,8 @@ using RecordSink = std::function<void(record::RequestRecord&&)>;
 
 // Runs the plan to completion (or stop + drain). t0 is taken when called; record times are ns
 // after it. Output tokens are counted with `tokenizer` when the server gives no usage.
-// Calls `sink` once per request, from the calling thread, in completion order.
+// Calls `sink` once per request, in completion order, from one low-priority thread of the
+// client's (never concurrently; the calling thread waits).
 ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
                 const std::vector<PlannedRequest>& plan, const RunOptions& options,
                 const tokenizer::Tokenizer& tokenizer, const RecordSink& sink);

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -123,7 +124,9 @@ std::vector<PlannedRequest> make_plan(int count, int32_t max_tokens, int64_t spa
 struct RunResult {
   ClientStats stats;
   std::vector<RequestRecord> records;  // in delivery order
-  bool sink_on_caller_thread = true;
+  bool sink_on_one_thread = true;      // every call from the same thread
+  bool sink_on_caller_thread = false;  // some call from the thread that called run()
+  int sink_calls_at_once = 0;          // most calls in progress together
 
   // The record of plan index `index` (fails the test when there is not exactly one).
   const RequestRecord& of(uint64_t index) const {
@@ -146,8 +149,15 @@ RunResult run_plan(const Endpoint& endpoint, const BodyOptions& body,
                    const std::function<void(const RequestRecord&)>& on_record = {}) {
   RunResult result;
   std::thread::id caller = std::this_thread::get_id();
+  std::optional<std::thread::id> sink_thread;
+  std::atomic<int> in_sink{0};
   result.stats = run(endpoint, body, plan, options, word_tokenizer(), [&](RequestRecord&& r) {
-    if (std::this_thread::get_id() != caller) result.sink_on_caller_thread = false;
+    int at_once = ++in_sink;
+    result.sink_calls_at_once = std::max(result.sink_calls_at_once, at_once);
+    if (std::this_thread::get_id() == caller) result.sink_on_caller_thread = true;
+    if (!sink_thread) sink_thread = std::this_thread::get_id();
+    if (*sink_thread != std::this_thread::get_id()) result.sink_on_one_thread = false;
+    --in_sink;
     if (on_record) on_record(r);
     result.records.push_back(std::move(r));
   });
@@ -187,7 +197,10 @@ TEST(ClientRun, NormalStreamsGiveSuccessRecords) {
   RunResult result = run_plan(endpoint_for(server), body_options(), plan);
 
   expect_one_record_each(result, 3);
-  EXPECT_TRUE(result.sink_on_caller_thread);
+  // One delivering thread of the client's (low priority), never the caller, one call at a time.
+  EXPECT_TRUE(result.sink_on_one_thread);
+  EXPECT_FALSE(result.sink_on_caller_thread);
+  EXPECT_EQ(result.sink_calls_at_once, 1);
   for (const RequestRecord& r : result.records) {
     SCOPED_TRACE("index " + std::to_string(r.index));
     EXPECT_TRUE(r.success);

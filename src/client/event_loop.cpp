@@ -28,6 +28,8 @@ constexpr int64_t kSpinNs = 50'000;
 // How often the loop looks at RunOptions::stop (set from a signal handler, which cannot wake
 // us), only when a stop flag was given.
 constexpr int kStopPollMs = 10;
+// When the delivering thread held the outbox mutex, try again this soon.
+constexpr int64_t kOutboxRetryNs = 1'000'000;
 // Requests started per pass before the loop services its sockets again. Starting a burst of
 // thousands in one go would stamp their send times long before curl gets to write them (the
 // write waits for the next epoll pass), inflating every TTFT of the burst; reads already
@@ -448,10 +450,18 @@ struct EventLoop::Impl {
     --remaining;
   }
 
-  void flush_outbox() {
+  // Hands finished records to the delivering thread. That thread runs at the lowest priority,
+  // so it may be preempted while it holds the mutex: the loop never waits for it mid-run
+  // (`block` is only for the last flush); records left here go on the next pass.
+  void flush_outbox(bool block = false) {
     if (outbox.empty()) return;
     {
-      std::lock_guard lock(shared.mutex);
+      std::unique_lock lock(shared.mutex, std::defer_lock);
+      if (block) {
+        lock.lock();
+      } else if (!lock.try_lock()) {
+        return;
+      }
       for (auto& record : outbox) shared.finished.push_back(std::move(record));
     }
     shared.ready.notify_one();
@@ -566,6 +576,7 @@ struct EventLoop::Impl {
       timeout_ns = timeout_ns < 0 ? ns : std::min(timeout_ns, ns);
     };
     if (curl_due_now || more_due) at_most(0);
+    if (!outbox.empty()) at_most(kOutboxRetryNs);
     if (curl_deadline_ns >= 0) at_most(curl_deadline_ns - now_abs);
     if (shared.options->stop != nullptr && !stopping) at_most(int64_t{kStopPollMs} * 1'000'000);
     if (stopping) at_most(drain_deadline_ns - now_abs);
@@ -614,7 +625,7 @@ struct EventLoop::Impl {
         curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
       }
     }
-    flush_outbox();
+    flush_outbox(/*block=*/true);
   }
 };
 
