@@ -238,9 +238,8 @@ void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
       reader.feed(reply.data(), reply.size(), 0);
       reader.finish(0);
       if (record.success) return;
-      // A 200 whose stream is not a valid answer is the server's fault, not a wait: say so.
-      throw core::Error(core::ErrorKind::kNetwork, "ready check",
-                        "the server answered 200 but its stream is not usable: " + record.error);
+      // A broken stream may be a fault of this one answer (an injected or a real one): retry.
+      last_failure = "the server answered 200 but its stream is not usable: " + record.error;
     } else {
       last_failure = detail::http_error_message(status, reply);
       // A client error (wrong model, bad field) will not go away by waiting; 408/429 may.

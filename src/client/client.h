@@ -80,8 +80,8 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
                 const std::vector<PlannedRequest>& plan, const RunOptions& options,
                 const tokenizer::Tokenizer& tokenizer, const RecordSink& sink);
 
-// Sends one tiny request until the server answers 200 or `timeout_s` passes (vLLM's ready
-// check). Throws core::Error (network) with the last failure when it never becomes ready; a
+// Sends one tiny request until the server answers 200 with a usable stream, or `timeout_s`
+// passes (vLLM's ready check). Throws core::Error (network) with the last failure when it never becomes ready; a
 // 4xx reply (e.g. wrong model) is returned at once as an error with the server's message.
 void wait_until_ready(const Endpoint& endpoint, double timeout_s);
 

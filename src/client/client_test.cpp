@@ -745,15 +745,15 @@ TEST(WaitUntilReady, ClientErrorThrowsAtOnceWithTheServerMessage) {
   EXPECT_EQ(server.requests().size(), 1u);
 }
 
-TEST(WaitUntilReady, UnusableStreamThrowsAtOnce) {
+TEST(WaitUntilReady, UnusableStreamIsRetriedThenNamedWhenTheTimeoutEnds) {
   ScriptServer server([](const Request&) { return testing::sse_reply({"[DONE]"}); });
   try {
-    wait_until_ready(endpoint_for(server), 30);
+    wait_until_ready(endpoint_for(server), 0.5);
     ADD_FAILURE() << "no exception";
   } catch (const core::Error& error) {
     EXPECT_NE(std::string(error.what()).find("not usable"), std::string::npos) << error.what();
   }
-  EXPECT_EQ(server.requests().size(), 1u);
+  EXPECT_GE(server.requests().size(), 2u);
 }
 
 TEST(WaitUntilReady, ThrowsAfterTheTimeoutWhenNothingListens) {

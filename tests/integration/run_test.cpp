@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <regex>
 #include <set>
 
@@ -255,6 +256,94 @@ TEST(RunExternal, FaultsAreCountedAndPrinted) {
     }
   }
   EXPECT_EQ(static_cast<double>(bad), *failed);
+}
+
+// Every fault mode of the simulator, end to end: each run accounts for every request (sent =
+// completed + failed), names the failure, and keeps what was measured before a mid-stream fault.
+struct FaultCase {
+  std::string rule;            // --sim-fault: half the requests, after 2 tokens
+  int http_status;             // of the failed records
+  std::string error_part;      // in their error text
+  bool tokens_before_failure;  // failed records still carry the first tokens' times
+};
+
+void PrintTo(const FaultCase& c, std::ostream* os) {
+  *os << c.rule;
+}
+
+class RunFault : public ::testing::TestWithParam<FaultCase> {};
+
+TEST_P(RunFault, EveryRequestIsAccountedForWithItsReason) {
+  const FaultCase& c = GetParam();
+  TempDir dir;
+  const std::string records = dir.path() + "/r.jsonl";
+  Outcome o = run({"run",       "--num-prompts",
+                   "30",        "--random-input-len",
+                   "8",         "--random-output-len",
+                   "8",         "--sim-ttft-ms",
+                   "5",         "--sim-itl-ms",
+                   "2",         "--sim-fault",
+                   c.rule,      "--seed",
+                   "3",         "--ready-check-timeout-sec",
+                   "20",        "--disable-tqdm",
+                   "--records", records});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  auto ok = console_value(o.out, "Successful requests:");
+  auto failed = console_value(o.out, "Failed requests:");
+  ASSERT_TRUE(ok.has_value()) << o.out;
+  const double failed_count = failed.value_or(0);
+  EXPECT_EQ(*ok + failed_count, 30);
+  auto lines = read_jsonl(records);
+  ASSERT_EQ(lines.size(), 30u);
+  size_t bad = 0;
+  for (const auto& rec : lines) {
+    if (rec["success"].get<bool>()) continue;
+    ++bad;
+    const std::string error = rec["error"].get<std::string>();
+    EXPECT_EQ(rec["http_status"].get<int>(), c.http_status) << error;
+    EXPECT_NE(error.find(c.error_part), std::string::npos) << error;
+    if (c.tokens_before_failure) {
+      EXPECT_GE(rec["first_token_ns"].get<int64_t>(), 0) << error;
+      EXPECT_GE(rec["chunk_ns"].size(), 2u) << error;
+    }
+  }
+  EXPECT_EQ(static_cast<double>(bad), failed_count);
+  EXPECT_GT(bad, 0u) << "the fault never fired: " << o.out;
+  EXPECT_GT(*ok, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachKind, RunFault,
+    ::testing::Values(FaultCase{"429:0.5", 429, "HTTP 429", false},
+                      FaultCase{"500:0.5", 500, "HTTP 500", false},
+                      FaultCase{"503:0.5", 503, "HTTP 503", false},
+                      FaultCase{"reset:0.5:2", 200, "transport", true},
+                      FaultCase{"malformed:0.5:2", 200, "malformed SSE event", true},
+                      FaultCase{"truncate:0.5:2", 200, "without [DONE]", true},
+                      FaultCase{"error-event:0.5:2", 200, "server error event", true}),
+    [](const auto& info) {
+      std::string name = info.param.rule.substr(0, info.param.rule.find(':'));
+      std::erase(name, '-');
+      return "Fault" + name;
+    });
+
+TEST(RunFaultStall, StalledStreamsSucceedAndShowTheGap) {
+  TempDir dir;
+  const std::string records = dir.path() + "/r.jsonl";
+  Outcome o = run({"run", "--num-prompts", "10", "--random-input-len", "8", "--random-output-len",
+                   "6", "--sim-ttft-ms", "5", "--sim-itl-ms", "2", "--sim-fault", "stall:1:2:0.3",
+                   "--disable-tqdm", "--records", records});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(console_value(o.out, "Successful requests:"), 10);
+  auto lines = read_jsonl(records);
+  ASSERT_EQ(lines.size(), 10u);
+  for (const auto& rec : lines) {
+    ASSERT_TRUE(rec["success"].get<bool>()) << rec.dump();
+    auto chunks = rec["chunk_ns"].get<std::vector<int64_t>>();
+    int64_t widest = 0;
+    for (size_t i = 1; i < chunks.size(); ++i) widest = std::max(widest, chunks[i] - chunks[i - 1]);
+    EXPECT_GE(widest, 250'000'000) << "no 0.3 s stall seen between tokens";
+  }
 }
 
 TEST(RunExternal, UnreachableServerFailsFastNamingTheUrl) {
