@@ -26,8 +26,8 @@ double thread_cpu_seconds(double* system_s) {
   return static_cast<double>(usage.ru_utime.tv_sec) + usage.ru_utime.tv_usec * 1e-6;
 }
 
-// CPU time of the calling thread plus its loop threads: RUSAGE_THREAD, not RUSAGE_SELF, so an
-// embedded simulator in the same process is not billed to the client.
+// CPU time of the run's threads (event loops, delivery, the waiting caller): RUSAGE_THREAD,
+// not RUSAGE_SELF, so an embedded simulator in the same process is not billed to the client.
 struct CpuMeter {
   std::mutex mutex;
   double user_s = 0, system_s = 0;
