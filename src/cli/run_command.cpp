@@ -52,7 +52,8 @@ struct RawFlags {
   // servebench
   std::string records, io_threads = "1", drain_timeout_sec = "10";
   std::string sim_ttft_ms = "50", sim_itl_ms = "10", sim_ttft_jitter_ms = "0",
-              sim_itl_jitter_ms = "0", sim_mode = "fixed", sim_engine_profile, sim_threads = "1";
+              sim_itl_jitter_ms = "0", sim_mode = "fixed", sim_engine_profile, sim_threads = "1",
+              sim_trace_out;
   std::vector<std::string> sim_fault;
 };
 
@@ -314,7 +315,7 @@ void check_sim(const RawFlags& f, const Given& given, run::RunConfig& c) {
   // Embedded simulator.
   for (const char* flag :
        {"--sim-ttft-ms", "--sim-itl-ms", "--sim-ttft-jitter-ms", "--sim-itl-jitter-ms",
-        "--sim-mode", "--sim-engine-profile", "--sim-threads", "--sim-fault"}) {
+        "--sim-mode", "--sim-engine-profile", "--sim-threads", "--sim-fault", "--sim-trace-out"}) {
     if (given(flag)) {
       if (!c.embedded)
         usage(flag, "applies only to the embedded simulator (drop --base-url/--host/--port)");
@@ -340,6 +341,7 @@ void check_sim(const RawFlags& f, const Given& given, run::RunConfig& c) {
   } else {
     usage("--sim-mode", "unknown mode '" + f.sim_mode + "'; use fixed or engine");
   }
+  s.trace_out = f.sim_trace_out;
   for (const auto& spec : f.sim_fault)
     s.faults.push_back(sim::parse_fault_rule(spec, "--sim-fault"));
   if (!s.faults.empty())
@@ -482,6 +484,8 @@ Action add_run_command(CLI::App& app) {
   opt("--sim-threads", f->sim_threads, "simulator I/O threads", simg);
   list("--sim-fault", f->sim_fault,
        "fault rules KIND[:PROB[:AFTER_TOKENS[:STALL_S]]] (as servebench sim --fault)", simg);
+  opt("--sim-trace-out", f->sim_trace_out,
+      "server-side times per request (JSONL, as servebench sim --trace-out)", simg);
 
   return [f, sub]() -> int { return run::execute_run(validate(*f, *sub)); };
 }

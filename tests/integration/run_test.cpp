@@ -327,12 +327,13 @@ INSTANTIATE_TEST_SUITE_P(
       return "Fault" + name;
     });
 
-TEST(RunFaultStall, StalledStreamsSucceedAndShowTheGap) {
+TEST(RunFaultStall, StalledStreamsSucceedAndShowTheGapInRecordsAndTrace) {
   TempDir dir;
   const std::string records = dir.path() + "/r.jsonl";
+  const std::string trace = dir.path() + "/trace.jsonl";
   Outcome o = run({"run", "--num-prompts", "10", "--random-input-len", "8", "--random-output-len",
                    "6", "--sim-ttft-ms", "5", "--sim-itl-ms", "2", "--sim-fault", "stall:1:2:0.3",
-                   "--disable-tqdm", "--records", records});
+                   "--disable-tqdm", "--records", records, "--sim-trace-out", trace});
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   EXPECT_EQ(console_value(o.out, "Successful requests:"), 10);
   auto lines = read_jsonl(records);
@@ -344,6 +345,11 @@ TEST(RunFaultStall, StalledStreamsSucceedAndShowTheGap) {
     for (size_t i = 1; i < chunks.size(); ++i) widest = std::max(widest, chunks[i] - chunks[i - 1]);
     EXPECT_GE(widest, 250'000'000) << "no 0.3 s stall seen between tokens";
   }
+  // The embedded simulator's ground truth names every measured request (plus the ready check).
+  std::set<std::string> traced;
+  for (const auto& line : read_jsonl(trace)) traced.insert(line["request_id"].get<std::string>());
+  EXPECT_EQ(traced.size(), 11u);
+  for (const auto& rec : lines) EXPECT_EQ(traced.count(rec["request_id"].get<std::string>()), 1u);
 }
 
 TEST(RunExternal, UnreachableServerFailsFastNamingTheUrl) {
