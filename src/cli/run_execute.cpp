@@ -21,6 +21,7 @@
 #include "client/client.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/system.h"
 #include "dataset/dataset.h"
 #include "metrics/metrics.h"
 #include "record/record.h"
@@ -209,6 +210,22 @@ std::vector<client::PlannedRequest> make_plan(const RunConfig& c, const tokenize
     plan[i].max_tokens = prompts[i].output_tokens;
   }
   return plan;
+}
+
+// Every request in flight holds a socket (two with the embedded simulator, which serves from
+// the same process). Past the open-files limit, requests fail with "Couldn't connect": say so
+// before the run rather than leave the user to guess from the failures.
+void warn_if_too_few_files(const RunConfig& c) {
+  const uint64_t limit = core::raise_open_files_limit();
+  const uint64_t in_flight = static_cast<uint64_t>(
+      c.max_concurrency > 0 ? std::min(c.max_concurrency, c.num_prompts) : c.num_prompts);
+  const uint64_t needed = in_flight * (c.embedded ? 2 : 1) + 64;
+  if (limit == 0 || needed <= limit) return;
+  std::fprintf(stderr,
+               "servebench: warning: up to %llu requests may be in flight, but the open-files "
+               "limit is %llu (ulimit -n): requests past it fail to connect. Raise the hard "
+               "limit, or cap them with --max-concurrency.\n",
+               static_cast<unsigned long long>(in_flight), static_cast<unsigned long long>(limit));
 }
 
 void initial_test_run(const RunConfig& c, const client::Endpoint& endpoint) {
@@ -417,6 +434,7 @@ int execute_run(RunConfig c) {
   options.stop = &g_stop;
   options.drain_timeout_s = c.drain_timeout_s;
 
+  warn_if_too_few_files(c);
   SigintHandler sigint;
   run_warmups(c, target.endpoint, body, plan.front(), options, *tok, records_file);
   MainRun main_run = run_main(c, target.endpoint, body, plan, options, *tok, records_file);

@@ -13,6 +13,7 @@
 #include "client/sse_stream.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/system.h"
 #include "tokenizer/tokenizer.h"
 
 namespace servebench::client {
@@ -61,6 +62,7 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
   detail::ensure_curl_initialized();
   ClientStats stats;
   if (plan.empty()) return stats;
+  core::raise_open_files_limit();  // before the loops size their connection caches by it
 
   detail::RunShared shared;
   shared.endpoint = &endpoint;

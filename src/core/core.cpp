@@ -1,10 +1,24 @@
+#include <sys/resource.h>
+
 #include <ctime>
 #include <regex>
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/system.h"
 
 namespace servebench::core {
+
+uint64_t raise_open_files_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return static_cast<uint64_t>(limit.rlim_cur);
+}
 
 std::string wall_timestamp_compact() {
   std::time_t now = std::time(nullptr);

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/system.h"
 
 namespace servebench::core {
 namespace {
@@ -28,6 +30,20 @@ TEST(RedactSecrets, HidesBearerTokensHeadersAndKeys) {
   EXPECT_EQ(redact_secrets("key sk-abcdefghijklmnop end"), "key sk-<redacted> end");
   EXPECT_EQ(redact_secrets("x-api-key=s3cret"), "x-api-key=<redacted>");
   EXPECT_EQ(redact_secrets("plain text"), "plain text");
+}
+
+TEST(OpenFilesLimit, SoftLimitIsRaisedToTheHardOne) {
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);
+  if (before.rlim_max < 128) GTEST_SKIP() << "hard limit too low to lower the soft one";
+  rlimit lowered = before;
+  lowered.rlim_cur = 64;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  EXPECT_EQ(raise_open_files_limit(), static_cast<uint64_t>(before.rlim_max));
+  rlimit after{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &after), 0);
+  EXPECT_EQ(after.rlim_cur, before.rlim_max);
+  setrlimit(RLIMIT_NOFILE, &before);
 }
 
 }  // namespace

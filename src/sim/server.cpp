@@ -38,6 +38,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/system.h"
 #include "sim/protocol.h"
 #include "sim/sim.h"
 #include "tokenizer/tokenizer.h"
@@ -1385,11 +1386,7 @@ void Server::start() {
     detail::append_json_escaped(im.token_json[static_cast<size_t>(i)], im.tok->token_text(i));
   }
 
-  rlimit rl;
-  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &rl);
-  }
+  core::raise_open_files_limit();
 
   for (int i = 0; i < o.threads; ++i) {
     auto w = std::make_unique<Worker>(static_cast<sim::Impl&>(im), i);
