@@ -164,8 +164,6 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
   stats.cpu_system_s = cpu.system_s;
   for (auto& loop : loops) {
     const detail::LoopStats& s = loop->stats();
-    stats.schedule_lag_ns.insert(stats.schedule_lag_ns.end(), s.schedule_lag_ns.begin(),
-                                 s.schedule_lag_ns.end());
     stats.max_loop_lag_ns = std::max(stats.max_loop_lag_ns, s.max_loop_lag_ns);
     stats.bytes_received += s.bytes_received;
     stats.sse_events += s.sse_events;

@@ -63,7 +63,6 @@ struct ClientStats {
   int64_t t0_mono_ns = 0;                   // core::mono_ns() at t0, to align with server traces
   double duration_s = 0;                    // first dispatch to last completion (vLLM's)
   double cpu_user_s = 0, cpu_system_s = 0;  // getrusage over the run
-  std::vector<int64_t> schedule_lag_ns;     // sent_ns - intended_ns per request (uncapped ones)
   int64_t max_loop_lag_ns = 0;              // longest time the event loop was late to a timer
   uint64_t bytes_received = 0;
   uint64_t sse_events = 0;
@@ -81,8 +80,9 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
                 const tokenizer::Tokenizer& tokenizer, const RecordSink& sink);
 
 // Sends one tiny request until the server answers 200 with a usable stream, or `timeout_s`
-// passes (vLLM's ready check). Throws core::Error (network) with the last failure when it never becomes ready; a
-// 4xx reply (e.g. wrong model) is returned at once as an error with the server's message.
+// passes (vLLM's ready check). Throws core::Error (network) with the last failure when it never
+// becomes ready; a 4xx reply (e.g. wrong model) is returned at once as an error with the server's
+// message.
 void wait_until_ready(const Endpoint& endpoint, double timeout_s);
 
 }  // namespace servebench::client

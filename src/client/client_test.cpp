@@ -227,7 +227,6 @@ TEST(ClientRun, NormalStreamsGiveSuccessRecords) {
   }
   EXPECT_EQ(result.stats.sse_events, 3u * 6u);  // 4 tokens, usage, [DONE]
   EXPECT_GT(result.stats.bytes_received, 0u);
-  EXPECT_EQ(result.stats.schedule_lag_ns.size(), 3u);
   EXPECT_GT(result.stats.duration_s, 0.0);
   EXPECT_GT(result.stats.t0_mono_ns, 0);
 
@@ -541,8 +540,6 @@ TEST(ClientRun, IntendedSendTimesAreHonoured) {
     EXPECT_EQ(static_cast<size_t>(index), request.number);  // arrived in plan order
     EXPECT_GE(request.received_ns - result.stats.t0_mono_ns, index * kSpacingNs);
   }
-  ASSERT_EQ(result.stats.schedule_lag_ns.size(), 4u);
-  for (int64_t lag : result.stats.schedule_lag_ns) EXPECT_GE(lag, 0);
 }
 
 TEST(ClientRun, KeepAliveReusesOneConnection) {

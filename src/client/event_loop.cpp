@@ -366,7 +366,7 @@ struct EventLoop::Impl {
     return record;
   }
 
-  void start(Prepared& p, bool count_lag) {
+  void start(Prepared& p) {
     Transfer* transfer = acquire_transfer();
     transfer->request = &p;
     transfer->record = identity_record(p);
@@ -389,9 +389,7 @@ struct EventLoop::Impl {
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, p.body.json.data());
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, &p.header_node);
 
-    int64_t sent = core::mono_ns() - t0;
-    transfer->record.sent_ns = sent;
-    if (count_lag) stats.schedule_lag_ns.push_back(sent - p.plan->intended_ns);
+    transfer->record.sent_ns = core::mono_ns() - t0;
     transfer->active = true;
     curl_multi_add_handle(multi, easy);
     // Start it now (connect, or write on a kept-alive connection) instead of waiting for the
@@ -423,7 +421,7 @@ struct EventLoop::Impl {
       }
       waiting_for_slot.store(false, std::memory_order_relaxed);
       while (now < due) now = core::mono_ns();
-      start(p, /*count_lag=*/!next_held);
+      start(p);
       next_held = false;
       ++next;
       now = core::mono_ns();
@@ -498,7 +496,7 @@ struct EventLoop::Impl {
         transfer->active = false;
         transfer->request = nullptr;
         idle.push_back(transfer);
-        start(*p, /*count_lag=*/false);
+        start(*p);
         return;
       }
     }

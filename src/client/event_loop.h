@@ -47,7 +47,6 @@ struct RunShared {
 };
 
 struct LoopStats {
-  std::vector<int64_t> schedule_lag_ns;
   int64_t max_loop_lag_ns = 0;
   uint64_t bytes_received = 0;
   uint64_t sse_events = 0;
