@@ -169,6 +169,9 @@ struct Worker {
   std::string out;                                // reused chunk buffer
   WorkerMetrics metrics;
   std::mt19937_64 rng;
+  // Fault draws have their own stream, so adding a --fault rule leaves a seeded run's lengths
+  // and ids as they were.
+  std::mt19937_64 fault_rng;
   uint64_t next_seq = 0;
   simdjson::dom::parser json;
   int64_t date_second = -1;
@@ -548,7 +551,7 @@ void Connection::handle_generation(Endpoint endpoint, const http::request<http::
     }
   } else {
     for (const FaultRule& rule : im.opts.faults) {
-      if (std::uniform_real_distribution<double>(0, 1)(w_.rng) < rule.probability) {
+      if (std::uniform_real_distribution<double>(0, 1)(w_.fault_rng) < rule.probability) {
         fault = rule;
         break;
       }
@@ -1391,6 +1394,7 @@ void Server::start() {
   for (int i = 0; i < o.threads; ++i) {
     auto w = std::make_unique<Worker>(static_cast<sim::Impl&>(im), i);
     w->rng.seed(o.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(i));
+    w->fault_rng.seed(~(o.seed * 0xbf58476d1ce4e5b9ULL + static_cast<uint64_t>(i)));
     im.workers.push_back(std::move(w));
   }
   auto make_model = [&](int worker) {
