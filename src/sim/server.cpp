@@ -760,7 +760,7 @@ void Connection::reset() {
 void Connection::client_gone() {
   outbuf_.clear();
   if (stream_) {
-    end_stream("cancelled", 200, How::kClose);
+    end_stream("cancelled", stream_->streaming ? 200 : 0, How::kClose);
   } else {
     close();
   }
@@ -796,7 +796,7 @@ bool Connection::apply_fault_mid(const TokenEvent& ev) {
   switch (kind) {
     case K::kResetMidStream:
       s.fault_done = true;
-      end_stream("fault", 200, How::kReset);
+      end_stream("fault", stream_->streaming ? 200 : 0, How::kReset);
       return true;
     case K::kStall:
       s.fault_done = true;
@@ -908,7 +908,7 @@ void Connection::finish() {
     if (s.fault && !s.fault_done) {
       if (s.fault->kind == K::kResetMidStream) {
         s.fault_done = true;
-        end_stream("fault", 200, How::kReset);
+        end_stream("fault", s.streaming ? 200 : 0, How::kReset);
         return;
       }
       if (s.fault->kind == K::kStall) {

@@ -662,12 +662,19 @@ TEST(SimServerTrace, TraceRecordsDueAndSentTimesPerToken) {
                    "x-request-id: req-3\r\n");
     ASSERT_EQ(c.read_response(2).chunks.size(), 2u);
     c.close();
+    // A non-streaming request reset before its answer: no status line ever went out.
+    RawClient reset(s.port());
+    EXPECT_EQ(reset
+                  .request("POST", "/v1/completions", completion_body(6, false),
+                           "x-request-id: req-4\r\nx-servebench-fault: reset:3\r\n")
+                  .status,
+              0);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     s.stop();
     std::ifstream in(path);
     std::vector<json> lines;
     for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
-    ASSERT_EQ(lines.size(), 3u);
+    ASSERT_EQ(lines.size(), 4u);
     const json& ok = lines[0];
     EXPECT_EQ(ok["request_id"], "req-1");
     EXPECT_EQ(ok["status"], 200);
@@ -693,10 +700,20 @@ TEST(SimServerTrace, TraceRecordsDueAndSentTimesPerToken) {
     EXPECT_GE(ok["end_ns"].get<int64_t>(), sent[3]);
     EXPECT_EQ(lines[1]["status"], 404);
     EXPECT_EQ(lines[1]["outcome"], "rejected");
-    EXPECT_EQ(lines[2]["request_id"], "req-3");
-    EXPECT_EQ(lines[2]["outcome"], "cancelled");
-    EXPECT_GE(lines[2]["tokens_sent"].get<int>(), 2);
-    EXPECT_LT(lines[2]["tokens_sent"].get<int>(), 500);
+    // The last two end close together: find them by id.
+    auto by_id = [&](const std::string& id) {
+      for (const json& line : lines)
+        if (line["request_id"] == id) return line;
+      ADD_FAILURE() << "no trace line for " << id;
+      return json::object();
+    };
+    const json cancelled = by_id("req-3");
+    EXPECT_EQ(cancelled["outcome"], "cancelled");
+    EXPECT_GE(cancelled["tokens_sent"].get<int>(), 2);
+    EXPECT_LT(cancelled["tokens_sent"].get<int>(), 500);
+    const json reset_line = by_id("req-4");
+    EXPECT_EQ(reset_line["outcome"], "fault");
+    EXPECT_EQ(reset_line["status"], 0);
   }
   std::filesystem::remove(path);
 }
