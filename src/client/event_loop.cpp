@@ -466,10 +466,15 @@ struct EventLoop::Impl {
     outbox.clear();
   }
 
-  void retire(Transfer* transfer) {
+  // Back to the pool of idle transfers; its concurrency slot stays taken.
+  void recycle(Transfer* transfer) {
     transfer->active = false;
     transfer->request = nullptr;
     idle.push_back(transfer);
+  }
+
+  void retire(Transfer* transfer) {
+    recycle(transfer);
     release_slot();
   }
 
@@ -493,9 +498,7 @@ struct EventLoop::Impl {
       shared.usage_stats_rejected.store(true);
       if (!stopping) {
         Prepared* p = transfer->request;
-        transfer->active = false;
-        transfer->request = nullptr;
-        idle.push_back(transfer);
+        recycle(transfer);
         start(*p);
         return;
       }
