@@ -50,7 +50,7 @@ struct RawFlags {
       repetition_penalty;
   std::string ready_check_timeout_sec = "0", extra_body;
   // servebench
-  std::string records, io_threads = "1", drain_timeout_sec = "10";
+  std::string records, io_threads = "1", drain_timeout_sec = "10", http_engine = "auto";
   std::string sim_ttft_ms = "50", sim_itl_ms = "10", sim_ttft_jitter_ms = "0",
               sim_itl_jitter_ms = "0", sim_mode = "fixed", sim_engine_profile, sim_threads = "1",
               sim_trace_out;
@@ -308,6 +308,15 @@ void check_reporting(const RawFlags& f, const Given& given, run::RunConfig& c) {
   c.num_warmups = static_cast<int>(parse_int("--num-warmups", f.num_warmups, 0, 10'000'000));
   c.ready_check_timeout_s = non_negative("--ready-check-timeout-sec", f.ready_check_timeout_sec);
   c.io_threads = static_cast<int>(parse_int("--io-threads", f.io_threads, 1, 256));
+  if (f.http_engine == "auto") {
+    c.http_engine = client::HttpEngine::kAuto;
+  } else if (f.http_engine == "curl") {
+    c.http_engine = client::HttpEngine::kCurl;
+  } else if (f.http_engine == "http1") {
+    c.http_engine = client::HttpEngine::kHttp1;
+  } else {
+    usage("--http-engine", "unknown engine '" + f.http_engine + "'; use auto, http1 or curl");
+  }
   c.drain_timeout_s = non_negative("--drain-timeout-sec", f.drain_timeout_sec);
 }
 
@@ -471,6 +480,10 @@ Action add_run_command(CLI::App& app) {
   opt("--records", f->records,
       "per-request JSONL, written as requests finish (default: beside the result)", extra);
   opt("--io-threads", f->io_threads, "client I/O threads", extra);
+  opt("--http-engine", f->http_engine,
+      "auto (http1 for http:// URLs, curl otherwise), http1 (servebench's own, http:// only) or "
+      "curl (libcurl: TLS, HTTP/2)",
+      extra);
   opt("--drain-timeout-sec", f->drain_timeout_sec,
       "after Ctrl-C, wait this long for requests in flight", extra);
 

@@ -56,6 +56,7 @@ struct RunConfig {
   int num_warmups = 0;
   double ready_check_timeout_s = 0;
   int io_threads = 1;
+  client::HttpEngine http_engine = client::HttpEngine::kAuto;
   double drain_timeout_s = 10;
 
   // --- embedded simulator (--sim-*)

@@ -369,6 +369,7 @@ report::RunInfo run_info(const RunConfig& c, const Target& target, const std::st
   health.sse_events = stats.sse_events;
   health.connections_opened = stats.connections_opened;
   health.t0_mono_ns = stats.t0_mono_ns;
+  health.transport = stats.transport;
   info.client_health = health;
   return info;
 }
@@ -431,6 +432,7 @@ int execute_run(RunConfig c) {
   client::RunOptions options;
   options.max_concurrency = c.max_concurrency;
   options.io_threads = c.io_threads;
+  options.http_engine = c.http_engine;
   options.stop = &g_stop;
   options.drain_timeout_s = c.drain_timeout_s;
 

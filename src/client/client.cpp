@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <thread>
 
+#include "client/curl_transport.h"
 #include "client/event_loop.h"
 #include "client/request_body.h"
 #include "client/sse_stream.h"
+#include "client/transport.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/system.h"
@@ -59,8 +61,8 @@ std::vector<std::vector<const PlannedRequest*>> split_plan(const std::vector<Pla
 ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
                 const std::vector<PlannedRequest>& plan, const RunOptions& options,
                 const tokenizer::Tokenizer& tokenizer, const RecordSink& sink) {
-  detail::ensure_curl_initialized();
   ClientStats stats;
+  stats.transport = detail::use_http1_transport(endpoint, options.http_engine) ? "http1" : "curl";
   if (plan.empty()) return stats;
   core::raise_open_files_limit();  // before the loops size their connection caches by it
 

@@ -1,8 +1,9 @@
 // File: client/client.h
 // The benchmark client: sends a planned list of requests to one OpenAI-compatible endpoint at
 // their intended times (or as concurrency slots free up), reads the SSE streams, and hands one
-// RequestRecord per request to a callback as each finishes. libcurl's multi-socket API driven
-// by our own epoll + timerfd loop; HTTP/1.1 keep-alive, HTTP/2 when offered, TLS.
+// RequestRecord per request to a callback as each finishes, from our own epoll + timerfd loop:
+// plain http:// over servebench's HTTP/1.1 transport (keep-alive), anything else through
+// libcurl's multi-socket API (HTTP/1.1 keep-alive, HTTP/2 when offered, TLS).
 // It never drops a request: every planned request ends in exactly one record.
 #pragma once
 
@@ -50,8 +51,17 @@ struct BodyOptions {
   std::string request_id_prefix;       // x-request-id = prefix + index
 };
 
+// How requests travel. libcurl serves every URL (TLS, HTTP/2); servebench's own HTTP/1.1
+// transport serves plain http:// at a fraction of the CPU per event (docs/performance.md).
+enum class HttpEngine {
+  kAuto,  // http1 for http:// URLs, curl otherwise
+  kCurl,
+  kHttp1,  // http:// only
+};
+
 struct RunOptions {
   int max_concurrency = 0;  // 0 = unlimited
+  HttpEngine http_engine = HttpEngine::kAuto;
   int io_threads = 1;
   // Set to true (e.g. by SIGINT) to stop sending; in-flight requests get `drain_timeout_s`.
   std::atomic<bool>* stop = nullptr;
@@ -67,6 +77,7 @@ struct ClientStats {
   uint64_t bytes_received = 0;
   uint64_t sse_events = 0;
   uint64_t connections_opened = 0;
+  std::string transport;  // "http1" or "curl"
 };
 
 using RecordSink = std::function<void(record::RequestRecord&&)>;

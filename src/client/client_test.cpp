@@ -144,9 +144,23 @@ struct RunResult {
   }
 };
 
+// Every ClientRun test runs once per transport: libcurl's and servebench's own HTTP/1.1.
+HttpEngine current_engine = HttpEngine::kCurl;
+
+class ClientRun : public ::testing::TestWithParam<HttpEngine> {
+ protected:
+  void SetUp() override { current_engine = GetParam(); }
+};
+
+std::string engine_name(const ::testing::TestParamInfo<HttpEngine>& info) {
+  return info.param == HttpEngine::kCurl ? "curl" : "http1";
+}
+
 RunResult run_plan(const Endpoint& endpoint, const BodyOptions& body,
-                   const std::vector<PlannedRequest>& plan, const RunOptions& options = {},
+                   const std::vector<PlannedRequest>& plan, const RunOptions& given = {},
                    const std::function<void(const RequestRecord&)>& on_record = {}) {
+  RunOptions options = given;
+  options.http_engine = current_engine;
   RunResult result;
   std::thread::id caller = std::this_thread::get_id();
   std::optional<std::thread::id> sink_thread;
@@ -188,7 +202,7 @@ int closed_port() {
 
 // --- run: normal streams
 
-TEST(ClientRun, NormalStreamsGiveSuccessRecords) {
+TEST_P(ClientRun, NormalStreamsGiveSuccessRecords) {
   ScriptServer server([](const Request& request) {
     return testing::sse_reply(completion_events(request, 4), /*delay_ms=*/5);
   });
@@ -250,7 +264,7 @@ TEST(ClientRun, NormalStreamsGiveSuccessRecords) {
   EXPECT_EQ(seen, (std::map<int, int>{{0, 1}, {1, 1}, {2, 1}}));
 }
 
-TEST(ClientRun, ChatStreamCountsTheRoleChunk) {
+TEST_P(ClientRun, ChatStreamCountsTheRoleChunk) {
   ScriptServer server([](const Request&) {
     return testing::sse_reply({
         R"({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})",
@@ -281,7 +295,7 @@ TEST(ClientRun, ChatStreamCountsTheRoleChunk) {
   EXPECT_EQ(body["max_completion_tokens"], 2);
 }
 
-TEST(ClientRun, WithoutUsageTheClientCountsTokens) {
+TEST_P(ClientRun, WithoutUsageTheClientCountsTokens) {
   ScriptServer server([](const Request& request) {
     return testing::sse_reply(completion_events(request, 3, /*usage=*/false));
   });
@@ -295,7 +309,7 @@ TEST(ClientRun, WithoutUsageTheClientCountsTokens) {
   EXPECT_TRUE(r.chunk_tokens.empty());
 }
 
-TEST(ClientRun, PingCommentsAreNotEvents) {
+TEST_P(ClientRun, PingCommentsAreNotEvents) {
   ScriptServer server([](const Request& request) {
     Reply reply;
     reply.then(testing::sse_head()).then(testing::http_chunk(": ping\n\n"));
@@ -318,7 +332,7 @@ TEST(ClientRun, PingCommentsAreNotEvents) {
 
 // --- run: failures are records
 
-TEST(ClientRun, HttpErrorsCarryTheServerMessage) {
+TEST_P(ClientRun, HttpErrorsCarryTheServerMessage) {
   ScriptServer server([](const Request& request) {
     switch (request_index(request)) {
       case 0:
@@ -352,7 +366,7 @@ TEST(ClientRun, HttpErrorsCarryTheServerMessage) {
   }
 }
 
-TEST(ClientRun, MidStreamCloseKeepsWhatWasMeasured) {
+TEST_P(ClientRun, MidStreamCloseKeepsWhatWasMeasured) {
   ScriptServer server([](const Request& request) {
     std::vector<std::string> events = completion_events(request, 5);
     Reply reply;
@@ -375,7 +389,7 @@ TEST(ClientRun, MidStreamCloseKeepsWhatWasMeasured) {
   EXPECT_GE(r.done_ns, r.last_token_ns);
 }
 
-TEST(ClientRun, ErrorEventAfter200IsFailure) {
+TEST_P(ClientRun, ErrorEventAfter200IsFailure) {
   ScriptServer server([](const Request& request) {
     std::vector<std::string> events = completion_events(request, 4);
     events.erase(events.begin() + 2, events.end());
@@ -393,7 +407,7 @@ TEST(ClientRun, ErrorEventAfter200IsFailure) {
   EXPECT_GE(r.first_token_ns, 0);
 }
 
-TEST(ClientRun, EveryPlannedRequestEndsInExactlyOneRecord) {
+TEST_P(ClientRun, EveryPlannedRequestEndsInExactlyOneRecord) {
   ScriptServer server([](const Request& request) {
     std::vector<std::string> events = completion_events(request, 3);
     switch (request_index(request) % 4) {
@@ -444,7 +458,7 @@ TEST(ClientRun, EveryPlannedRequestEndsInExactlyOneRecord) {
 
 // --- run: continuous usage fallback
 
-TEST(ClientRun, RefusedContinuousUsageStatsIsResentWithout) {
+TEST_P(ClientRun, RefusedContinuousUsageStatsIsResentWithout) {
   ScriptServer server([](const Request& request) {
     if (asked_continuous_usage(request))
       return testing::json_reply(
@@ -475,7 +489,7 @@ TEST(ClientRun, RefusedContinuousUsageStatsIsResentWithout) {
   }
 }
 
-TEST(ClientRun, OtherBadRequestsAreNotResent) {
+TEST_P(ClientRun, OtherBadRequestsAreNotResent) {
   ScriptServer server([](const Request&) {
     return testing::json_reply(400, openai_error("max_tokens is too large"));
   });
@@ -492,7 +506,7 @@ TEST(ClientRun, OtherBadRequestsAreNotResent) {
 
 // --- run: pacing and concurrency
 
-TEST(ClientRun, MaxConcurrencyIsNeverExceeded) {
+TEST_P(ClientRun, MaxConcurrencyIsNeverExceeded) {
   for (int io_threads : {1, 2}) {
     SCOPED_TRACE("io_threads " + std::to_string(io_threads));
     ScriptServer server([](const Request& request) {
@@ -508,7 +522,7 @@ TEST(ClientRun, MaxConcurrencyIsNeverExceeded) {
   }
 }
 
-TEST(ClientRun, UnlimitedConcurrencySendsEverythingAtOnce) {
+TEST_P(ClientRun, UnlimitedConcurrencySendsEverythingAtOnce) {
   ScriptServer server([](const Request& request) {
     return testing::sse_reply(completion_events(request, 3), /*delay_ms=*/100);
   });
@@ -519,7 +533,7 @@ TEST(ClientRun, UnlimitedConcurrencySendsEverythingAtOnce) {
   EXPECT_EQ(result.stats.connections_opened, 5u);
 }
 
-TEST(ClientRun, IntendedSendTimesAreHonoured) {
+TEST_P(ClientRun, IntendedSendTimesAreHonoured) {
   ScriptServer server(
       [](const Request& request) { return testing::sse_reply(completion_events(request, 2)); });
   constexpr int64_t kSpacingNs = 100'000'000;
@@ -542,7 +556,7 @@ TEST(ClientRun, IntendedSendTimesAreHonoured) {
   }
 }
 
-TEST(ClientRun, KeepAliveReusesOneConnection) {
+TEST_P(ClientRun, KeepAliveReusesOneConnection) {
   ScriptServer server(
       [](const Request& request) { return testing::sse_reply(completion_events(request, 2)); });
   RunOptions options;
@@ -557,7 +571,7 @@ TEST(ClientRun, KeepAliveReusesOneConnection) {
 
 // --- run: stop, drain, abort
 
-TEST(ClientRun, StopLeavesUnsentRequestsAsRecords) {
+TEST_P(ClientRun, StopLeavesUnsentRequestsAsRecords) {
   ScriptServer server(
       [](const Request& request) { return testing::sse_reply(completion_events(request, 2)); });
   std::vector<PlannedRequest> plan = make_plan(5, 2);
@@ -584,7 +598,7 @@ TEST(ClientRun, StopLeavesUnsentRequestsAsRecords) {
   EXPECT_EQ(server.requests().size(), 2u);
 }
 
-TEST(ClientRun, StopDrainsThenAbortsWhatIsStillRunning) {
+TEST_P(ClientRun, StopDrainsThenAbortsWhatIsStillRunning) {
   ScriptServer server([](const Request& request) {
     std::vector<std::string> events = completion_events(request, 3);
     if (request_index(request) == 0) return testing::sse_reply(events);
@@ -611,7 +625,7 @@ TEST(ClientRun, StopDrainsThenAbortsWhatIsStillRunning) {
   EXPECT_EQ(hung.chunk_ns.size(), 1u);
 }
 
-TEST(ClientRun, SinkExceptionStopsTheRunAndIsRethrown) {
+TEST_P(ClientRun, SinkExceptionStopsTheRunAndIsRethrown) {
   ScriptServer server([](const Request& request) {
     std::vector<std::string> events = completion_events(request, 2);
     if (request_index(request) == 0) return testing::sse_reply(events);
@@ -621,7 +635,9 @@ TEST(ClientRun, SinkExceptionStopsTheRunAndIsRethrown) {
   plan[2].intended_ns = 60'000'000'000;
   int calls = 0;
   int64_t start = core::mono_ns();
-  EXPECT_THROW(run(endpoint_for(server), body_options(), plan, RunOptions{}, word_tokenizer(),
+  RunOptions options;
+  options.http_engine = GetParam();
+  EXPECT_THROW(run(endpoint_for(server), body_options(), plan, options, word_tokenizer(),
                    [&](RequestRecord&&) {
                      ++calls;
                      throw std::runtime_error("sink full");
@@ -631,14 +647,14 @@ TEST(ClientRun, SinkExceptionStopsTheRunAndIsRethrown) {
   EXPECT_LT(seconds_since(start), 15.0);
 }
 
-TEST(ClientRun, EmptyPlanSendsNothing) {
+TEST_P(ClientRun, EmptyPlanSendsNothing) {
   ScriptServer server([](const Request&) { return testing::json_reply(500, "{}"); });
   RunResult result = run_plan(endpoint_for(server), body_options(), {});
   EXPECT_TRUE(result.records.empty());
   EXPECT_EQ(server.requests().size(), 0u);
 }
 
-TEST(ClientRun, BadExtraBodyThrowsBeforeSending) {
+TEST_P(ClientRun, BadExtraBodyThrowsBeforeSending) {
   ScriptServer server([](const Request&) { return testing::json_reply(500, "{}"); });
   BodyOptions body = body_options();
   body.extra_body_json = "[1]";
@@ -648,7 +664,7 @@ TEST(ClientRun, BadExtraBodyThrowsBeforeSending) {
 
 // --- secrets
 
-TEST(ClientRun, ApiKeyIsSentButNeverRecorded) {
+TEST_P(ClientRun, ApiKeyIsSentButNeverRecorded) {
   ScriptServer server([](const Request& request) {
     std::string auth = request.header("authorization");
     switch (request_index(request)) {
@@ -681,6 +697,9 @@ TEST(ClientRun, ApiKeyIsSentButNeverRecorded) {
     EXPECT_EQ(request.header("x-custom"), "yes");
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, ClientRun,
+                         ::testing::Values(HttpEngine::kCurl, HttpEngine::kHttp1), engine_name);
 
 TEST(HttpErrorMessage, ShapesOfErrorBodies) {
   using detail::http_error_message;

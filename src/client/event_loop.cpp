@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <mutex>
 
 #include "client/request_body.h"
 #include "client/sse_stream.h"
+#include "client/transport.h"
 #include "core/clock.h"
 #include "core/error.h"
 
@@ -31,17 +33,16 @@ constexpr int kStopPollMs = 10;
 // When the delivering thread held the outbox mutex, try again this soon.
 constexpr int64_t kOutboxRetryNs = 1'000'000;
 // Requests started per pass before the loop services its sockets again. Starting a burst of
-// thousands in one go would stamp their send times long before curl gets to write them (the
-// write waits for the next epoll pass), inflating every TTFT of the burst; reads already
+// thousands in one go would stamp their send times long before they are written (the writes
+// wait for the next epoll pass with libcurl), inflating every TTFT of the burst; reads already
 // waiting are delayed by every start too. 2 kept the requests/s of 16 with the measurement
 // error of 1 (docs/performance.md, "Starts per pass").
 constexpr int kMaxStartsPerPass = 2;
-constexpr uint64_t kPaceTag = uint64_t{1} << 40;
-constexpr uint64_t kWakeTag = (uint64_t{1} << 40) + 1;
+// epoll tags of the loop's own fds; a transport's tags are fds or pointers, never these.
+constexpr uint64_t kPaceTag = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kWakeTag = std::numeric_limits<uint64_t>::max() - 1;
 constexpr size_t kErrorBodyBytes = 4096;
 constexpr int kMaxEvents = 256;
-
-std::once_flag curl_once;
 
 [[noreturn]] void throw_internal(const std::string& what) {
   throw core::Error(core::ErrorKind::kInternal, "client", what + ": " + std::strerror(errno));
@@ -56,57 +57,28 @@ bool has_header(const std::vector<std::string>& headers, std::string_view name) 
   return false;
 }
 
-struct Prepared {
-  const PlannedRequest* plan = nullptr;
-  RequestBody body;
-  std::string request_id;
-  std::string request_id_header;
-  curl_slist header_node{};  // x-request-id, then the shared base headers
-};
-
 }  // namespace
 
-void ensure_curl_initialized() {
-  std::call_once(curl_once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-      throw core::Error(core::ErrorKind::kInternal, "client", "curl_global_init failed");
-  });
-}
-
-curl_slist* build_base_headers(const Endpoint& endpoint) {
-  curl_slist* list = nullptr;
-  auto add = [&](const std::string& header) {
-    curl_slist* grown = curl_slist_append(list, header.c_str());
-    if (grown == nullptr) {
-      curl_slist_free_all(list);
-      throw core::Error(core::ErrorKind::kInternal, "client", "out of memory building headers");
-    }
-    list = grown;
-  };
-  if (!has_header(endpoint.headers, "content-type")) add("Content-Type: application/json");
-  add("Expect:");  // no 100-continue wait on large prompts
+std::vector<std::string> base_header_lines(const Endpoint& endpoint) {
+  std::vector<std::string> lines;
+  if (!has_header(endpoint.headers, "content-type"))
+    lines.push_back("Content-Type: application/json");
   if (!endpoint.api_key.empty() && !has_header(endpoint.headers, "authorization"))
-    add("Authorization: Bearer " + endpoint.api_key);
-  for (const std::string& header : endpoint.headers) add(header);
-  return list;
+    lines.push_back("Authorization: Bearer " + endpoint.api_key);
+  lines.insert(lines.end(), endpoint.headers.begin(), endpoint.headers.end());
+  return lines;
 }
 
-void set_common_options(CURL* easy, const Endpoint& endpoint, long buffer_bytes) {
-  curl_easy_setopt(easy, CURLOPT_URL, endpoint.url.c_str());
-  curl_easy_setopt(easy, CURLOPT_POST, 1L);
-  curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, buffer_bytes);
-  curl_easy_setopt(easy, CURLOPT_PROXY, "");  // as aiohttp (trust_env=False): no env proxies
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(std::max(1.0, endpoint.timeout_s * 1000.0)));
-  if (endpoint.insecure) {
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+void Exchange::on_body(const char* data, size_t length, int64_t now_ns) {
+  if (!body_started) {
+    body_started = true;
+    record.first_byte_ns = now_ns;
   }
-  // Over TLS, wait for a connection that may multiplex (HTTP/2) rather than open another.
-  if (endpoint.url.rfind("https://", 0) == 0) curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+  if (status == 200) {
+    reader.feed(data, length, now_ns);
+  } else if (error_body.size() < kErrorBodyBytes) {
+    error_body.append(data, std::min(length, kErrorBodyBytes - error_body.size()));
+  }
 }
 
 std::string http_error_message(long status, std::string_view body) {
@@ -133,30 +105,7 @@ std::string http_error_message(long status, std::string_view body) {
   return one_line_message(line, 200 + 10);
 }
 
-std::string transport_error_message(CURLcode code, const char* error_buffer) {
-  std::string message = std::string("transport: ") + curl_easy_strerror(code);
-  if (error_buffer != nullptr && error_buffer[0] != '\0')
-    message += std::string(": ") + error_buffer;
-  return one_line_message(message);
-}
-
 // ---------------------------------------------------------------------------------------------
-
-struct Transfer {
-  EventLoop::Impl* loop = nullptr;
-  CURL* easy = nullptr;
-  Prepared* request = nullptr;
-  record::RequestRecord record;
-  StreamReader reader;
-  std::string error_body;
-  long status = 0;
-  bool status_known = false;
-  bool sent_with_usage_stats = false;
-  bool active = false;
-  char error_buffer[CURL_ERROR_SIZE] = {};
-
-  explicit Transfer(ParseScratch* scratch) : reader(scratch) {}
-};
 
 struct EventLoop::Impl {
   RunShared& shared;
@@ -173,88 +122,30 @@ struct EventLoop::Impl {
   int pace_fd = -1;
   int wake_fd = -1;
   int64_t pace_armed_ns = -1;  // absolute expiry the pace timer is armed for
-  CURLM* multi = nullptr;
-  curl_slist* base_headers = nullptr;
-  long buffer_bytes = 64 * 1024;
-  int64_t curl_deadline_ns = -1;  // absolute; -1 = no curl timeout pending
-  bool curl_due_now = false;
 
   int64_t t0 = 0;
   bool stopping = false;
   int64_t drain_deadline_ns = 0;
 
   ParseScratch scratch;
-  std::vector<std::unique_ptr<Transfer>> transfers;  // every transfer ever made (the pool)
-  std::vector<Transfer*> idle;
-  std::vector<record::RequestRecord> outbox;
   LoopStats stats;
+  TransportContext context;
+  // Declared before the pool: exchanges hold transport resources and go first.
+  std::unique_ptr<Transport> transport;
+  std::vector<std::unique_ptr<Exchange>> exchanges;  // every exchange ever made (the pool)
+  std::vector<Exchange*> idle;
+  std::vector<record::RequestRecord> outbox;
 
   Impl(RunShared& s, EventLoop* loop, std::vector<const PlannedRequest*> p)
       : shared(s), self(loop), plan(std::move(p)) {}
 
   ~Impl() {
-    for (auto& transfer : transfers) {
-      if (transfer->active && multi != nullptr) curl_multi_remove_handle(multi, transfer->easy);
-      curl_easy_cleanup(transfer->easy);
-    }
-    if (multi != nullptr) curl_multi_cleanup(multi);
-    curl_slist_free_all(base_headers);
+    for (auto& exchange : exchanges)
+      if (exchange->active) transport->abort(*exchange);
+    exchanges.clear();
+    transport.reset();
     for (int fd : {epoll_fd, pace_fd, wake_fd})
       if (fd >= 0) close(fd);
-  }
-
-  // --- curl callbacks
-
-  static int on_socket(CURL*, curl_socket_t fd, int what, void* user, void* socket_data) {
-    auto* loop = static_cast<Impl*>(user);
-    if (what == CURL_POLL_REMOVE) {
-      epoll_ctl(loop->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
-      return 0;
-    }
-    epoll_event event{};
-    event.events =
-        ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
-    event.data.u64 = static_cast<uint64_t>(fd);
-    if (socket_data == nullptr) {
-      if (epoll_ctl(loop->epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0 && errno == EEXIST)
-        epoll_ctl(loop->epoll_fd, EPOLL_CTL_MOD, fd, &event);
-      curl_multi_assign(loop->multi, fd, loop);  // mark as registered
-    } else {
-      epoll_ctl(loop->epoll_fd, EPOLL_CTL_MOD, fd, &event);
-    }
-    return 0;
-  }
-
-  static int on_timer(CURLM*, long timeout_ms, void* user) {
-    auto* loop = static_cast<Impl*>(user);
-    if (timeout_ms < 0) {
-      loop->curl_deadline_ns = -1;
-    } else if (timeout_ms == 0) {
-      loop->curl_due_now = true;
-    } else {
-      loop->curl_deadline_ns = core::mono_ns() + int64_t{timeout_ms} * 1'000'000;
-    }
-    return 0;
-  }
-
-  static size_t on_write(char* data, size_t size, size_t count, void* user) {
-    auto* transfer = static_cast<Transfer*>(user);
-    size_t length = size * count;
-    Impl& loop = *transfer->loop;
-    int64_t now = core::mono_ns() - loop.t0;
-    loop.stats.bytes_received += length;
-    if (!transfer->status_known) {
-      transfer->status_known = true;
-      curl_easy_getinfo(transfer->easy, CURLINFO_RESPONSE_CODE, &transfer->status);
-      transfer->record.first_byte_ns = now;
-    }
-    if (transfer->status == 200) {
-      transfer->reader.feed(data, length, now);
-    } else if (transfer->error_body.size() < kErrorBodyBytes) {
-      transfer->error_body.append(data,
-                                  std::min(length, kErrorBodyBytes - transfer->error_body.size()));
-    }
-    return length;
   }
 
   // --- setup
@@ -269,11 +160,6 @@ struct EventLoop::Impl {
       p.body = build_request_body(endpoint, options, shared.extra_body, *p.plan);
       p.request_id = options.request_id_prefix + std::to_string(p.plan->index);
       p.request_id_header = "x-request-id: " + p.request_id;
-    }
-    base_headers = build_base_headers(endpoint);
-    for (Prepared& p : requests) {  // after the vector is final: nodes point into it
-      p.header_node.data = p.request_id_header.data();
-      p.header_node.next = base_headers;
     }
     remaining = requests.size();
 
@@ -290,46 +176,32 @@ struct EventLoop::Impl {
       if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) throw_internal("epoll_ctl");
     }
 
-    multi = curl_multi_init();
-    if (multi == nullptr)
-      throw core::Error(core::ErrorKind::kInternal, "client", "curl_multi_init");
-    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &Impl::on_socket);
-    curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
-    curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &Impl::on_timer);
-    curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
-    // Keep one idle connection per possible in-flight request (curl's default cache shrinks as
-    // handles are removed, which would close keep-alive connections between requests).
     rlimit files{};
     getrlimit(RLIMIT_NOFILE, &files);
     long max_open = static_cast<long>(std::min<rlim_t>(files.rlim_cur, 1'000'000));
     long connections =
         shared.concurrency_cap > 0 ? shared.concurrency_cap : static_cast<long>(requests.size());
-    connections = std::clamp(connections, 1L, std::max(1L, max_open - 64));
-    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, connections);
-    if (shared.concurrency_cap > 0)
-      curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(connections));
-    // Large read buffers for up to ~1k streams; smaller beyond so 10k streams stay in memory.
-    buffer_bytes = connections <= 1024 ? 64 * 1024 : 16 * 1024;
+    context.endpoint = &endpoint;
+    context.epoll_fd = epoll_fd;
+    context.stats = &stats;
+    context.max_connections = std::clamp(connections, 1L, std::max(1L, max_open - 64));
+    context.connections_capped = shared.concurrency_cap > 0;
+    context.finished = [this](Exchange& exchange, std::string transport_error) {
+      finished(exchange, std::move(transport_error));
+    };
+    transport = use_http1_transport(endpoint, shared.options->http_engine)
+                    ? make_http1_transport(context)
+                    : make_curl_transport(context);
   }
 
-  Transfer* acquire_transfer() {
+  Exchange* acquire_exchange() {
     if (!idle.empty()) {
-      Transfer* transfer = idle.back();
+      Exchange* exchange = idle.back();
       idle.pop_back();
-      return transfer;
+      return exchange;
     }
-    auto transfer = std::make_unique<Transfer>(&scratch);
-    transfer->loop = this;
-    transfer->easy = curl_easy_init();
-    if (transfer->easy == nullptr)
-      throw core::Error(core::ErrorKind::kInternal, "client", "curl_easy_init failed");
-    set_common_options(transfer->easy, *shared.endpoint, buffer_bytes);
-    curl_easy_setopt(transfer->easy, CURLOPT_WRITEFUNCTION, &Impl::on_write);
-    curl_easy_setopt(transfer->easy, CURLOPT_WRITEDATA, transfer.get());
-    curl_easy_setopt(transfer->easy, CURLOPT_PRIVATE, transfer.get());
-    curl_easy_setopt(transfer->easy, CURLOPT_ERRORBUFFER, transfer->error_buffer);
-    transfers.push_back(std::move(transfer));
-    return transfers.back().get();
+    exchanges.push_back(transport->make_exchange(&scratch));
+    return exchanges.back().get();
   }
 
   // --- concurrency slots (shared by all loops of the run)
@@ -367,36 +239,23 @@ struct EventLoop::Impl {
   }
 
   void start(Prepared& p) {
-    Transfer* transfer = acquire_transfer();
-    transfer->request = &p;
-    transfer->record = identity_record(p);
+    Exchange* exchange = acquire_exchange();
+    exchange->request = &p;
+    exchange->record = identity_record(p);
     size_t expected_chunks = static_cast<size_t>(std::max(0, p.plan->max_tokens)) + 2;
-    transfer->record.chunk_ns.reserve(expected_chunks);
-    transfer->record.chunk_tokens.reserve(expected_chunks);
-    transfer->record.generated_text.reserve(expected_chunks * 8);
-    transfer->reader.begin(&transfer->record);
-    transfer->error_body.clear();
-    transfer->status = 0;
-    transfer->status_known = false;
-    transfer->error_buffer[0] = '\0';
+    exchange->record.chunk_ns.reserve(expected_chunks);
+    exchange->record.chunk_tokens.reserve(expected_chunks);
+    exchange->record.generated_text.reserve(expected_chunks * 8);
+    exchange->reader.begin(&exchange->record);
+    exchange->error_body.clear();
+    exchange->status = 0;
+    exchange->body_started = false;
     if (shared.usage_stats_rejected.load(std::memory_order_relaxed))
       p.body.drop_continuous_usage_stats();
-    transfer->sent_with_usage_stats = p.body.usage_stats_offset != std::string::npos;
-
-    CURL* easy = transfer->easy;
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(p.body.json.size()));
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, p.body.json.data());
-    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, &p.header_node);
-
-    transfer->record.sent_ns = core::mono_ns() - t0;
-    transfer->active = true;
-    curl_multi_add_handle(multi, easy);
-    // Start it now (connect, or write on a kept-alive connection) instead of waiting for the
-    // timer callback's 0 ms round through the loop.
-    curl_due_now = false;
-    int running = 0;
-    curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    exchange->sent_with_usage_stats = p.body.usage_stats_offset != std::string::npos;
+    exchange->record.sent_ns = core::mono_ns() - t0;
+    exchange->active = true;
+    transport->start(*exchange);
   }
 
   // Sends every request that is due (spinning for the last kSpinNs) while slots are free.
@@ -466,67 +325,51 @@ struct EventLoop::Impl {
     outbox.clear();
   }
 
-  // Back to the pool of idle transfers; its concurrency slot stays taken.
-  void recycle(Transfer* transfer) {
-    transfer->active = false;
-    transfer->request = nullptr;
-    idle.push_back(transfer);
+  // Back to the pool of idle exchanges; its concurrency slot stays taken.
+  void recycle(Exchange* exchange) {
+    exchange->active = false;
+    exchange->request = nullptr;
+    idle.push_back(exchange);
   }
 
-  void retire(Transfer* transfer) {
-    recycle(transfer);
+  void retire(Exchange* exchange) {
+    recycle(exchange);
     release_slot();
   }
 
-  void complete(Transfer* transfer, CURLcode result) {
+  void finished(Exchange& exchange, std::string transport_error) {
     int64_t now = core::mono_ns() - t0;
-    CURL* easy = transfer->easy;
-    curl_multi_remove_handle(multi, easy);
-    long connects = 0;
-    curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
-    stats.connections_opened += static_cast<uint64_t>(std::max(0L, connects));
-    long status = 0;
-    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-    stats.sse_events += transfer->reader.events();
-    record::RequestRecord& record = transfer->record;
-    record.http_status = static_cast<int>(status);
+    stats.sse_events += exchange.reader.events();
+    record::RequestRecord& record = exchange.record;
+    record.http_status = exchange.status;
+    bool clean = transport_error.empty();
 
-    if (result == CURLE_OK && (status == 400 || status == 422) && transfer->sent_with_usage_stats &&
-        transfer->error_body.find("continuous_usage_stats") != std::string::npos) {
+    if (clean && (exchange.status == 400 || exchange.status == 422) &&
+        exchange.sent_with_usage_stats &&
+        exchange.error_body.find("continuous_usage_stats") != std::string::npos) {
       // The server refuses per-chunk usage: ask no more, and resend this request without it
       // (it keeps its concurrency slot; the refusal is not a failure).
       shared.usage_stats_rejected.store(true);
       if (!stopping) {
-        Prepared* p = transfer->request;
-        recycle(transfer);
+        Prepared* p = exchange.request;
+        recycle(&exchange);
         start(*p);
         return;
       }
     }
 
-    if (result != CURLE_OK) {
-      if (record.error.empty())
-        record.error = transport_error_message(result, transfer->error_buffer);
+    if (!clean) {
+      if (record.error.empty()) record.error = std::move(transport_error);
       record.success = false;
-    } else if (status != 200) {
-      record.error = http_error_message(status, transfer->error_body);
+    } else if (exchange.status != 200) {
+      record.error = http_error_message(exchange.status, exchange.error_body);
       record.success = false;
     } else {
-      transfer->reader.finish(now);
+      exchange.reader.finish(now);
     }
-    record.done_ns = transfer->reader.saw_done() ? transfer->reader.done_ns() : now;
+    record.done_ns = exchange.reader.saw_done() ? exchange.reader.done_ns() : now;
     emit(std::move(record));
-    retire(transfer);
-  }
-
-  void collect_finished() {
-    int left = 0;
-    while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
-      if (message->msg != CURLMSG_DONE) continue;
-      Transfer* transfer = nullptr;
-      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &transfer);
-      complete(transfer, message->data.result);
-    }
+    retire(&exchange);
   }
 
   // --- stop and drain
@@ -545,20 +388,18 @@ struct EventLoop::Impl {
 
   void abort_in_flight() {
     int64_t now = core::mono_ns() - t0;
-    for (auto& owned : transfers) {
-      Transfer* transfer = owned.get();
-      if (!transfer->active) continue;
-      curl_multi_remove_handle(multi, transfer->easy);
-      stats.sse_events += transfer->reader.events();
-      long status = 0;
-      curl_easy_getinfo(transfer->easy, CURLINFO_RESPONSE_CODE, &status);
-      record::RequestRecord& record = transfer->record;
-      record.http_status = static_cast<int>(status);
+    for (auto& owned : exchanges) {
+      Exchange* exchange = owned.get();
+      if (!exchange->active) continue;
+      transport->abort(*exchange);
+      stats.sse_events += exchange->reader.events();
+      record::RequestRecord& record = exchange->record;
+      record.http_status = exchange->status;
       record.success = false;
       record.error = "aborted: still running when the drain timeout after stop ended";
       record.done_ns = now;
       emit(std::move(record));
-      retire(transfer);
+      retire(exchange);
     }
   }
 
@@ -570,15 +411,16 @@ struct EventLoop::Impl {
 
   // --- the loop
 
-  int epoll_timeout_ms(int64_t now_abs) const {
+  int epoll_timeout_ms(int64_t now_abs) {
     int64_t timeout_ns = -1;
     auto at_most = [&](int64_t ns) {
       ns = std::max<int64_t>(0, ns);
       timeout_ns = timeout_ns < 0 ? ns : std::min(timeout_ns, ns);
     };
-    if (curl_due_now || more_due) at_most(0);
+    if (more_due) at_most(0);
     if (!outbox.empty()) at_most(kOutboxRetryNs);
-    if (curl_deadline_ns >= 0) at_most(curl_deadline_ns - now_abs);
+    if (int64_t deadline = transport->next_deadline_ns(); deadline >= 0)
+      at_most(deadline - now_abs);
     if (shared.options->stop != nullptr && !stopping) at_most(int64_t{kStopPollMs} * 1'000'000);
     if (stopping) at_most(drain_deadline_ns - now_abs);
     if (timeout_ns < 0) return -1;
@@ -588,19 +430,19 @@ struct EventLoop::Impl {
   void run() {
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // epoll_wait timeouts to the µs, not +50 µs
     t0 = shared.t0_ns.load();
+    context.t0_ns = t0;
     epoll_event events[kMaxEvents];
     while (remaining > 0) {
       if (!stopping && stop_requested()) begin_stop(core::mono_ns());
       if (stopping && core::mono_ns() >= drain_deadline_ns) abort_in_flight();
       dispatch_due();
-      collect_finished();
+      transport->collect();
       flush_outbox();
       if (remaining == 0) break;
       arm_pace_timer();
 
       int ready = epoll_wait(epoll_fd, events, kMaxEvents, epoll_timeout_ms(core::mono_ns()));
       if (ready < 0 && errno != EINTR) throw_internal("epoll_wait");
-      int running = 0;
       for (int i = 0; i < ready; ++i) {
         uint64_t tag = events[i].data.u64;
         if (tag == kPaceTag) {
@@ -613,18 +455,10 @@ struct EventLoop::Impl {
           uint64_t count;
           [[maybe_unused]] ssize_t n = read(wake_fd, &count, sizeof count);
         } else {
-          uint32_t flags = events[i].events;
-          int action = ((flags & EPOLLIN) ? CURL_CSELECT_IN : 0) |
-                       ((flags & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
-                       ((flags & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
-          curl_multi_socket_action(multi, static_cast<curl_socket_t>(tag), action, &running);
+          transport->on_ready(tag, events[i].events);
         }
       }
-      if (curl_due_now || (curl_deadline_ns >= 0 && core::mono_ns() >= curl_deadline_ns)) {
-        curl_due_now = false;
-        curl_deadline_ns = -1;
-        curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
-      }
+      transport->on_time(core::mono_ns());
     }
     flush_outbox(/*block=*/true);
   }

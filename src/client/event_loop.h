@@ -1,13 +1,10 @@
 // File: client/event_loop.h (internal to the client part)
-// One event loop = one thread's share of the plan: its own libcurl multi handle driven through
-// CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION by an epoll set, a timerfd (CLOCK_MONOTONIC,
-// TFD_TIMER_ABSTIME) for pacing, a pool of reusable easy handles and the request bodies built
-// before t0. Loops of one run share only RunShared: the concurrency slots (an atomic), the
-// continuous_usage_stats fallback flag, and the outbox that carries finished records to the
-// calling thread.
+// One event loop = one thread's share of the plan: an epoll set, a timerfd (CLOCK_MONOTONIC,
+// TFD_TIMER_ABSTIME) for pacing, the request bodies built before t0, a pool of reusable
+// exchanges, and a Transport (transport.h) that moves the bytes. Loops of one run share only
+// RunShared: the concurrency slots (an atomic), the continuous_usage_stats fallback flag, and
+// the outbox that carries finished records to the calling thread.
 #pragma once
-
-#include <curl/curl.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -74,14 +71,7 @@ class EventLoop {
   std::unique_ptr<Impl> impl_;
 };
 
-// Shared by the loop and the readiness check.
-void ensure_curl_initialized();
-// Content-Type, "Expect:" (no 100-continue round trip), Authorization, the user's headers.
-curl_slist* build_base_headers(const Endpoint& endpoint);
-void set_common_options(CURL* easy, const Endpoint& endpoint, long buffer_bytes);
 // "HTTP <status>: <the body's error message>" (first 200 bytes, one line, redacted).
 std::string http_error_message(long status, std::string_view body);
-// "transport: <curl's error>" (one line, redacted).
-std::string transport_error_message(CURLcode code, const char* error_buffer);
 
 }  // namespace servebench::client::detail

@@ -242,7 +242,9 @@ TEST(ExtrasConsoleBlock, LabelledAndComplete) {
                                     .max_loop_lag_ns = 2'500'000,
                                     .bytes_received = 123456,
                                     .sse_events = 20000,
-                                    .connections_opened = 32};
+                                    .connections_opened = 32,
+                                    .t0_mono_ns = 0,
+                                    .transport = "http1"};
   s.extras.itl_per_token_requests = 3;
   const auto with_health = lines_of(extras_console_block(s, info));
   auto has2 = [&](const std::string& l) {

@@ -28,6 +28,7 @@ struct ClientHealth {
   uint64_t sse_events = 0;
   uint64_t connections_opened = 0;
   int64_t t0_mono_ns = 0;  // CLOCK_MONOTONIC at t0: record times + this = a server trace's clock
+  std::string transport;   // "http1" (servebench's own) or "curl"
 };
 
 // What vLLM prints above / stores beside the metrics.

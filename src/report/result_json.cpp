@@ -221,7 +221,8 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
                     {"bytes_received", h.bytes_received},
                     {"sse_events", h.sse_events},
                     {"connections_opened", h.connections_opened},
-                    {"t0_mono_ns", h.t0_mono_ns}};
+                    {"t0_mono_ns", h.t0_mono_ns},
+                    {"transport", h.transport}};
   }
   if (detailed) {
     sb["intended_times_s"] = std::move(intended);
