@@ -1,0 +1,173 @@
+// `servebench compare`: runs side by side, each figure with its difference from and ratio to the
+// baseline (the first input). Figures are vLLM's result keys, read through figure(), so a vLLM
+// result and a servebench result compare on the same definitions.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "report/tables.h"
+#include "report/text_tables.h"
+
+namespace servebench::report {
+namespace {
+
+using nlohmann::json;
+
+struct MatchedRow {
+  std::string test_name;
+  std::vector<const RunResult*> runs;  // one per input, nullptr where the input has no such test
+};
+
+std::vector<MatchedRow> match_runs(std::span<const CompareInput> inputs, CompareMatch match) {
+  std::vector<MatchedRow> rows;
+  const bool single_runs = std::all_of(inputs.begin(), inputs.end(),
+                                       [](const CompareInput& in) { return in.runs.size() == 1; });
+  if (match == CompareMatch::kByOrder || single_runs) {
+    // Two single files are compared with each other whatever their names.
+    size_t longest = 0;
+    for (const CompareInput& in : inputs) longest = std::max(longest, in.runs.size());
+    for (size_t i = 0; i < longest; ++i) {
+      MatchedRow row;
+      for (const CompareInput& in : inputs) {
+        row.runs.push_back(i < in.runs.size() ? &in.runs[i] : nullptr);
+        if (row.test_name.empty() && row.runs.back()) row.test_name = row.runs.back()->test_name;
+      }
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  }
+  std::vector<std::string> names;  // the baseline's order, then tests only later inputs have
+  for (const CompareInput& in : inputs) {
+    for (const RunResult& r : in.runs) {
+      if (std::find(names.begin(), names.end(), r.test_name) == names.end()) {
+        names.push_back(r.test_name);
+      }
+    }
+  }
+  for (const std::string& name : names) {
+    MatchedRow row{name, {}};
+    for (const CompareInput& in : inputs) {
+      const auto it = std::find_if(in.runs.begin(), in.runs.end(),
+                                   [&](const RunResult& r) { return r.test_name == name; });
+      row.runs.push_back(it == in.runs.end() ? nullptr : &*it);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+struct Line {
+  std::string test_name, metric;
+  std::vector<std::optional<double>> values;  // one per input
+};
+
+std::optional<double> delta(const std::optional<double>& base, const std::optional<double>& v) {
+  if (!base || !v) return std::nullopt;
+  return *v - *base;
+}
+std::optional<double> ratio(const std::optional<double>& base, const std::optional<double>& v) {
+  if (!base || !v || *base == 0) return std::nullopt;
+  return *v / *base;
+}
+
+std::string shown(const std::optional<double>& v, const char* format) {
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string("n/a");
+}
+
+std::string csv_number(const std::optional<double>& v) {
+  return v ? text::python_repr(*v) : std::string();
+}
+
+json json_number(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+
+}  // namespace
+
+std::vector<std::string> default_compare_metrics() {
+  return {"completed",         "failed",
+          "duration",          "request_throughput",
+          "output_throughput", "total_token_throughput",
+          "mean_ttft_ms",      "median_ttft_ms",
+          "p99_ttft_ms",       "mean_tpot_ms",
+          "median_tpot_ms",    "p99_tpot_ms",
+          "mean_itl_ms",       "median_itl_ms",
+          "p99_itl_ms",        "mean_e2el_ms",
+          "median_e2el_ms",    "p99_e2el_ms"};
+}
+
+std::string compare_runs(std::span<const CompareInput> inputs,
+                         const std::vector<std::string>& metrics, CompareMatch match,
+                         CompareFormat format) {
+  const bool named = !metrics.empty();
+  const std::vector<std::string> keys = named ? metrics : default_compare_metrics();
+  std::vector<Line> lines;
+  for (const MatchedRow& row : match_runs(inputs, match)) {
+    for (const std::string& key : keys) {
+      Line line{row.test_name, key, {}};
+      for (const RunResult* r : row.runs) {
+        line.values.push_back(r ? figure(*r, key) : std::nullopt);
+      }
+      // A default figure no input carries (e2el without --percentile-metrics, say) is noise.
+      const bool any = std::any_of(line.values.begin(), line.values.end(),
+                                   [](const auto& v) { return v.has_value(); });
+      if (named || any) lines.push_back(std::move(line));
+    }
+  }
+  const std::string& base = inputs.front().name;
+  if (format == CompareFormat::kJson) {
+    json names = json::array();
+    for (const CompareInput& in : inputs) names.push_back(in.name);
+    json rows = json::array();
+    for (const Line& l : lines) {
+      json values = json::object(), deltas = json::object(), ratios = json::object();
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        values[inputs[i].name] = json_number(l.values[i]);
+        if (i == 0) continue;
+        deltas[inputs[i].name] = json_number(delta(l.values[0], l.values[i]));
+        ratios[inputs[i].name] = json_number(ratio(l.values[0], l.values[i]));
+      }
+      rows.push_back({{"test_name", l.test_name},
+                      {"metric", l.metric},
+                      {"values", values},
+                      {"delta", deltas},
+                      {"ratio", ratios}});
+    }
+    return json{{"baseline", base}, {"inputs", names}, {"rows", rows}}.dump(2) + "\n";
+  }
+  std::vector<std::string> headers = {"Test name", "Metric", inputs.front().name};
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    headers.push_back(inputs[i].name);
+    headers.push_back(inputs[i].name + " - " + base);
+    headers.push_back(inputs[i].name + " / " + base);
+  }
+  if (format == CompareFormat::kCsv) {
+    std::string out;
+    for (size_t i = 0; i < headers.size(); ++i) out += (i ? "," : "") + text::csv_field(headers[i]);
+    out += "\n";
+    for (const Line& l : lines) {
+      out += text::csv_field(l.test_name) + "," + l.metric + "," + csv_number(l.values[0]);
+      for (size_t i = 1; i < inputs.size(); ++i) {
+        out += "," + csv_number(l.values[i]) + "," + csv_number(delta(l.values[0], l.values[i])) +
+               "," + csv_number(ratio(l.values[0], l.values[i]));
+      }
+      out += "\n";
+    }
+    return out;
+  }
+  std::vector<text::Row> rows;
+  for (const Line& l : lines) {
+    text::Row row = {{l.test_name, false}, {l.metric, false}, {shown(l.values[0], "{:g}"), true}};
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      row.push_back({shown(l.values[i], "{:g}"), true});
+      row.push_back({shown(delta(l.values[0], l.values[i]), "{:+g}"), true});
+      row.push_back({shown(ratio(l.values[0], l.values[i]), "{:.3f}"), true});
+    }
+    rows.push_back(std::move(row));
+  }
+  return text::tabulate_pipe(headers, rows);
+}
+
+}  // namespace servebench::report

@@ -1,0 +1,215 @@
+// Reading results back in. A result file is told by its keys: vLLM's `--save-result` object has
+// "completed" and "request_throughput" (vllm/benchmarks/serve.py), servebench's adds a
+// "servebench" object. GuideLLM's report ({"benchmarks": [...]}) and inference-perf's
+// lifecycle reports ("load_summary", "successes", "failures") are named and refused: their
+// figures are defined differently and their files are not imported yet (docs/reports.md).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "core/error.h"
+#include "metrics/metrics.h"
+#include "report/tables.h"
+
+namespace servebench::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+[[noreturn]] void bad_input(const std::string& path, const std::string& message) {
+  throw core::Error(core::ErrorKind::kInput, path, message);
+}
+
+// Python's json.dump writes Infinity, -Infinity and NaN for such floats (vLLM's burstiness may be
+// inf); JSON has no such tokens, so outside strings they become "inf", "-inf" and null.
+std::string python_tokens_to_json(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (text.compare(i, 9, "-Infinity") == 0) {
+      out += "\"-inf\"";
+      i += 8;
+      continue;
+    } else if (text.compare(i, 8, "Infinity") == 0) {
+      out += "\"inf\"";
+      i += 7;
+      continue;
+    } else if (text.compare(i, 3, "NaN") == 0) {
+      out += "null";
+      i += 2;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+json parse_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad_input(path, "cannot open the file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  try {
+    return json::parse(python_tokens_to_json(buffer.str()));
+  } catch (const json::parse_error& e) {
+    // nlohmann's message starts with its own "[json.exception.parse_error.101] " tag.
+    std::string what = e.what();
+    const size_t tag_end = what.find("] ");
+    if (tag_end != std::string::npos) what = what.substr(tag_end + 2);
+    bad_input(path, "not valid JSON: " + what);
+  }
+}
+
+// The keys whose values the layouts read as numbers; a string or object there is a broken file.
+void check_numbers(const std::string& path, const json& j) {
+  static const char* const kNumeric[] = {"completed",
+                                         "failed",
+                                         "duration",
+                                         "total_input_tokens",
+                                         "total_output_tokens",
+                                         "request_throughput",
+                                         "output_throughput",
+                                         "total_token_throughput"};
+  for (const char* key : kNumeric) {
+    if (j.contains(key) && !j[key].is_number()) {
+      bad_input(path, std::string("\"") + key + "\" is not a number");
+    }
+  }
+  if (j.contains("latencies") && !j["latencies"].is_array()) {
+    bad_input(path, "\"latencies\" is not an array");
+  }
+}
+
+}  // namespace
+
+RunResult load_run(const std::string& path) {
+  json j = parse_file(path);
+  if (!j.is_object()) bad_input(path, "not a result: the top level is not a JSON object");
+  if (j.contains("benchmarks") && j["benchmarks"].is_array()) {
+    bad_input(path,
+              "a GuideLLM benchmarks report: importing GuideLLM reports is not supported yet "
+              "(servebench reads vLLM and servebench result JSON)");
+  }
+  if (j.contains("load_summary") || (j.contains("successes") && j.contains("failures"))) {
+    bad_input(path,
+              "an inference-perf lifecycle report: importing inference-perf reports is not "
+              "supported yet (servebench reads vLLM and servebench result JSON)");
+  }
+  if (!j.contains("completed") || !j.contains("request_throughput")) {
+    bad_input(path,
+              "not a vLLM or servebench result: no \"completed\" and \"request_throughput\" "
+              "keys");
+  }
+  check_numbers(path, j);
+  RunResult run;
+  run.source = path;
+  run.format = j.contains("servebench") && j["servebench"].is_object() ? "servebench" : "vllm";
+  if (j.contains("test_name") && j["test_name"].is_string()) {
+    run.test_name = j["test_name"].get<std::string>();
+  } else {
+    run.test_name = fs::path(path).stem().string();
+  }
+  run.result = std::move(j);
+  return run;
+}
+
+std::vector<RunResult> load_runs(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return {load_run(path)};
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json") {
+      files.push_back(entry.path().string());
+    }
+  }
+  if (ec) bad_input(path, "cannot list the directory: " + ec.message());
+  if (files.empty()) bad_input(path, "no *.json result files in the directory");
+  std::sort(files.begin(), files.end());
+  std::vector<RunResult> runs;
+  runs.reserve(files.size());
+  for (const std::string& f : files) runs.push_back(load_run(f));
+  return runs;
+}
+
+namespace {
+
+std::optional<double> number_at(const json& j, const std::string& key) {
+  const auto it = j.find(key);
+  if (it == j.end()) return std::nullopt;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) {
+    const std::string& s = it->get_ref<const std::string&>();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  }
+  return std::nullopt;
+}
+
+// "p99_e2el_ms" -> 99; nullopt when the key is not "p<number>_e2el_ms".
+std::optional<double> e2el_percentile(const std::string& key) {
+  const std::string suffix = "_e2el_ms";
+  if (key.size() <= suffix.size() + 1 || key[0] != 'p' ||
+      key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return std::nullopt;
+  }
+  const std::string word = key.substr(1, key.size() - suffix.size() - 1);
+  try {
+    size_t used = 0;
+    const double p = std::stod(word, &used);
+    if (used != word.size() || p < 0 || p > 100) return std::nullopt;
+    return p;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// vLLM's E2EL is the latency of each successful request; its "latencies" array holds those and a
+// 0 for every failure. The non-zero entries are the samples when they number `completed`.
+std::optional<std::vector<double>> e2el_samples_ms(const json& result) {
+  const auto it = result.find("latencies");
+  const auto completed = number_at(result, "completed");
+  if (it == result.end() || !it->is_array() || !completed) return std::nullopt;
+  std::vector<double> samples;
+  for (const json& v : *it) {
+    if (v.is_number() && v.get<double>() > 0) samples.push_back(v.get<double>() * 1000.0);
+  }
+  if (samples.size() != static_cast<size_t>(*completed)) return std::nullopt;
+  return samples;
+}
+
+}  // namespace
+
+std::optional<double> figure(const RunResult& run, const std::string& key) {
+  if (auto v = number_at(run.result, key)) return v;
+  const bool e2el_aggregate = key == "mean_e2el_ms" || key == "median_e2el_ms" ||
+                              key == "std_e2el_ms" || e2el_percentile(key).has_value();
+  if (!e2el_aggregate) return std::nullopt;
+  auto samples = e2el_samples_ms(run.result);
+  if (!samples) return std::nullopt;
+  const auto p = e2el_percentile(key);
+  const metrics::Distribution d =
+      metrics::summarize(std::move(*samples), p ? std::vector<double>{*p} : std::vector<double>{});
+  if (key == "mean_e2el_ms") return d.mean;
+  if (key == "median_e2el_ms") return d.median;
+  if (key == "std_e2el_ms") return d.std;
+  return d.percentiles.front().second;
+}
+
+}  // namespace servebench::report
