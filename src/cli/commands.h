@@ -1,7 +1,8 @@
 // File: cli/commands.h
 // Each subcommand registers its flags on the top-level CLI11 app and returns the action to run
-// when it was chosen. Flags live beside their command (sim_command.cpp, run_command.cpp); this
-// folder turns flags into the plain option structs of the other parts and nothing more.
+// when it was chosen. Flags live beside their command (sim_command.cpp, run_command.cpp,
+// tokenize_command.cpp); this folder turns flags into the plain option structs of the other
+// parts and nothing more.
 #pragma once
 
 #include <functional>
@@ -17,5 +18,10 @@ using Action = std::function<int()>;
 
 Action add_sim_command(CLI::App& app);
 Action add_run_command(CLI::App& app);
+// `tokenize` shows what a tokenizer makes of a text, or of ids (tokenize_command.cpp).
+Action add_tokenize_command(CLI::App& app);
+// `report` and `compare` read finished result files (report_command.cpp, compare_command.cpp).
+Action add_report_command(CLI::App& app);
+Action add_compare_command(CLI::App& app);
 
 }  // namespace servebench::cli

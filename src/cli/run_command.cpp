@@ -41,6 +41,20 @@ struct RawFlags {
   std::string num_prompts = "1000", seed = "0";
   std::string random_input_len = "1024", random_output_len = "128", random_range_ratio = "0.0",
               random_prefix_len = "0";
+  bool no_oversample = false, disable_shuffle = false, skip_chat_template = false,
+       custom_skip_chat_template = false, gsp_ordered = false;
+  std::string sharegpt_output_len, custom_output_len = "256", sonnet_input_len = "550",
+                                   sonnet_output_len = "150", sonnet_prefix_len = "200";
+  std::string prefix_repetition_prefix_len = "256", prefix_repetition_suffix_len = "256",
+              prefix_repetition_num_prefixes = "10", prefix_repetition_output_len = "128";
+  std::string gsp_num_groups = "64", gsp_prompts_per_group = "16", gsp_system_prompt_len = "2048",
+              gsp_question_len = "128", gsp_output_len = "256", gsp_range_ratio = "1.0";
+  std::string timed_trace_chunk_hash_size = "16", timed_trace_sec_multiplier = "1",
+              timed_trace_label_timestamp = "timestamp",
+              timed_trace_label_input_length = "input_length",
+              timed_trace_label_output_length = "output_length",
+              timed_trace_label_hash_ids = "hash_ids";
+  std::string trace_time_scale = "1.0", trace_block_tokens = "512";
   std::string request_rate = "inf", burstiness = "1.0";
   bool disable_tqdm = false, save_result = false, save_detailed = false, append_result = false,
        ignore_eos = false, insecure = false, trust_remote_code = false;
@@ -92,19 +106,13 @@ const std::set<std::string> kVllmOnlyFlags = {"--profile",
                                               "--skip-tokenizer-init",
                                               "--chat-template-kwargs",
                                               "--no-stream",
-                                              "--no-oversample",
-                                              "--skip-chat-template",
-                                              "--disable-shuffle",
                                               "--random-batch-size",
-                                              "--sharegpt-output-len",
-                                              "--custom-output-len",
                                               "--hf-subset",
                                               "--hf-split",
                                               "--hf-name",
                                               "--hf-output-len",
-                                              "--sonnet-input-len",
-                                              "--sonnet-output-len",
-                                              "--sonnet-prefix-len"};
+                                              "--spec-bench-output-len",
+                                              "--spec-bench-category"};
 
 void reject_extras(const std::vector<std::string>& extras) {
   if (extras.empty()) return;
@@ -112,8 +120,7 @@ void reject_extras(const std::vector<std::string>& extras) {
   if (first.rfind("--", 0) == 0) {
     std::string name = first.substr(0, first.find('='));
     std::replace(name.begin() + 2, name.end(), '_', '-');
-    if (kVllmOnlyFlags.count(name) || name.rfind("--random-mm", 0) == 0 ||
-        name.rfind("--prefix-repetition", 0) == 0) {
+    if (kVllmOnlyFlags.count(name) || name.rfind("--random-mm", 0) == 0) {
       usage(name, "this vLLM flag is not supported by servebench yet");
     }
     usage(name, "unknown flag (see servebench run --help)");
@@ -231,49 +238,163 @@ void check_target(const RawFlags& f, const Given& given, run::RunConfig& c) {
   c.insecure = f.insecure;
   c.model = f.model;
   c.served_model_name = f.served_model_name;
-  if (!f.tokenizer.empty() && f.tokenizer != "builtin" && f.tokenizer != "builtin-word") {
-    usage("--tokenizer",
-          "real tokenizers are not supported yet; servebench counts tokens with its built-in word "
-          "rule (omit --tokenizer)");
+  // Loaded by execute_run (docs/tokenizers.md says how a name resolves).
+  c.tokenizer = f.tokenizer;
+}
+
+int32_t length_flag(const char* flag, const std::string& text, int64_t low) {
+  return static_cast<int32_t>(parse_int(flag, text, low, 10'000'000));
+}
+
+// The `random` dataset (--input-len/--output-len stand for its lengths, as in vLLM).
+void check_random(const RawFlags& f, const Given& given, dataset::RandomOptions& r) {
+  r.input_len = given("--input-len") ? length_flag("--input-len", f.input_len, 0)
+                                     : length_flag("--random-input-len", f.random_input_len, 0);
+  r.output_len = given("--output-len") ? length_flag("--output-len", f.output_len, 1)
+                                       : length_flag("--random-output-len", f.random_output_len, 1);
+  r.range_ratio = parse_double("--random-range-ratio", f.random_range_ratio);
+  if (!(r.range_ratio >= 0 && r.range_ratio < 1)) {
+    usage("--random-range-ratio", "must be in [0, 1), got " + f.random_range_ratio);
+  }
+  r.prefix_len = length_flag("--random-prefix-len", f.random_prefix_len, 0);
+  if (r.prefix_len + std::floor(r.input_len * (1 - r.range_ratio)) < 1) {
+    usage("--random-input-len", "too small: the shortest prompt would have 0 tokens");
+  }
+}
+
+// Every other dataset's flags (vLLM's names and defaults; SGLang's --gsp-*; servebench's
+// --trace-*). Flags of a dataset not chosen are parsed too, so a bad value is never ignored.
+void check_other_datasets(const RawFlags& f, const Given& given, run::RunConfig& c) {
+  dataset::DatasetOptions& d = c.dataset;
+  const dataset::FileSampling sampling{f.dataset_path, c.seed, !f.disable_shuffle,
+                                       !f.no_oversample};
+  d.sharegpt.file = d.custom.file = sampling;
+  if (given("--sharegpt-output-len")) {
+    d.sharegpt.output_len = length_flag("--sharegpt-output-len", f.sharegpt_output_len, 1);
+  }
+  d.custom.output_len =
+      static_cast<int32_t>(parse_int("--custom-output-len", f.custom_output_len, -1, 10'000'000));
+  if (d.custom.output_len == 0) usage("--custom-output-len", "must be >= 1, or -1 for the file's");
+
+  d.sonnet.path = f.dataset_path;
+  d.sonnet.seed = c.seed;
+  d.sonnet.input_len = given("--input-len")
+                           ? length_flag("--input-len", f.input_len, 1)
+                           : length_flag("--sonnet-input-len", f.sonnet_input_len, 1);
+  d.sonnet.output_len = given("--output-len")
+                            ? length_flag("--output-len", f.output_len, 1)
+                            : length_flag("--sonnet-output-len", f.sonnet_output_len, 1);
+  d.sonnet.prefix_len = length_flag("--sonnet-prefix-len", f.sonnet_prefix_len, 0);
+
+  auto& pr = d.prefix_repetition;
+  pr.prefix_len = length_flag("--prefix-repetition-prefix-len", f.prefix_repetition_prefix_len, 0);
+  pr.suffix_len = length_flag("--prefix-repetition-suffix-len", f.prefix_repetition_suffix_len, 0);
+  pr.num_prefixes =
+      length_flag("--prefix-repetition-num-prefixes", f.prefix_repetition_num_prefixes, 1);
+  pr.output_len = length_flag("--prefix-repetition-output-len", f.prefix_repetition_output_len, 1);
+  pr.seed = c.seed;
+  pr.shuffle = !f.disable_shuffle;
+
+  auto& gsp = d.shared_prefix;
+  gsp.num_groups = length_flag("--gsp-num-groups", f.gsp_num_groups, 1);
+  gsp.prompts_per_group = length_flag("--gsp-prompts-per-group", f.gsp_prompts_per_group, 1);
+  gsp.system_prompt_len = length_flag("--gsp-system-prompt-len", f.gsp_system_prompt_len, 0);
+  gsp.question_len = length_flag("--gsp-question-len", f.gsp_question_len, 0);
+  gsp.output_len = length_flag("--gsp-output-len", f.gsp_output_len, 1);
+  gsp.range_ratio = parse_double("--gsp-range-ratio", f.gsp_range_ratio);
+  if (!(gsp.range_ratio > 0 && gsp.range_ratio <= 1)) {
+    usage("--gsp-range-ratio", "must be in (0, 1], got " + f.gsp_range_ratio);
+  }
+  gsp.seed = c.seed;
+  gsp.shuffle = !f.disable_shuffle && !f.gsp_ordered;
+
+  auto& t = d.trace;
+  t.path = f.dataset_path;
+  t.seed = c.seed;
+  if (d.name == "azure_trace") t.format = dataset::TraceOptions::Format::kAzureCsv;
+  if (d.name == "timed_trace") {
+    // vLLM's TimedTrace and its defaults: seconds, 16-token hash blocks, configurable labels.
+    t.block_tokens = length_flag("--timed-trace-chunk-hash-size", f.timed_trace_chunk_hash_size, 1);
+    t.seconds_per_unit = parse_double("--timed-trace-sec-multiplier", f.timed_trace_sec_multiplier);
+    if (!(t.seconds_per_unit > 0) || std::isinf(t.seconds_per_unit)) {
+      usage("--timed-trace-sec-multiplier", "must be a positive number");
+    }
+    t.timestamp_field = f.timed_trace_label_timestamp;
+    t.input_field = f.timed_trace_label_input_length;
+    t.output_field = f.timed_trace_label_output_length;
+    t.hash_ids_field = f.timed_trace_label_hash_ids;
+  } else {
+    t.block_tokens = length_flag("--trace-block-tokens", f.trace_block_tokens, 1);
+  }
+  c.trace_time_scale = parse_double("--trace-time-scale", f.trace_time_scale);
+  if (!(c.trace_time_scale > 0) || std::isinf(c.trace_time_scale)) {
+    usage("--trace-time-scale", "must be a positive number, got " + f.trace_time_scale);
   }
 }
 
 void check_dataset(const RawFlags& f, const Given& given, run::RunConfig& c) {
   // Dataset.
   static const std::set<std::string> kVllmDatasets = {
-      "sharegpt", "burstgpt",          "sonnet",     "random-mm",  "random-rerank", "hf",
-      "custom",   "prefix_repetition", "spec_bench", "txt-slices", "timed_trace"};
-  if (f.dataset_name != "random") {
-    if (kVllmDatasets.count(f.dataset_name)) {
-      usage("--dataset-name",
-            "'" + f.dataset_name + "' is not supported by servebench yet; use random");
-    }
-    usage("--dataset-name", "unknown dataset '" + f.dataset_name + "'; use random");
+      "burstgpt",   "random-mm",    "random-rerank", "hf",         "spec_bench",
+      "txt-slices", "custom_audio", "custom_image",  "speed_bench"};
+  const std::string& name = f.dataset_name;
+  const auto& known = dataset::dataset_names();
+  if (std::find(known.begin(), known.end(), name) == known.end()) {
+    std::string list;
+    for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+    usage("--dataset-name", "'" + name + "' is " +
+                                (kVllmDatasets.count(name) ? "a vLLM dataset not supported by "
+                                                             "servebench yet"
+                                                           : "not a dataset") +
+                                "; use one of " + list);
   }
-  if (given("--dataset-path")) {
-    usage("--dataset-path",
-          "the random dataset takes no --dataset-path (got '" + f.dataset_path + "')");
+  c.dataset.name = name;
+  static const std::set<std::string> kNeedsPath = {"sharegpt", "custom", "mooncake", "timed_trace",
+                                                   "azure_trace"};
+  static const std::set<std::string> kTakesPath = {"sharegpt", "custom",      "sonnet",
+                                                   "mooncake", "timed_trace", "azure_trace"};
+  if (kNeedsPath.count(name) && !given("--dataset-path")) {
+    usage("--dataset-path", "the " + name + " dataset needs --dataset-path (a file)");
+  }
+  if (given("--dataset-path") && !kTakesPath.count(name)) {
+    usage("--dataset-path", "the " + name + " dataset takes no --dataset-path (got '" +
+                                f.dataset_path + "'); did you mean another --dataset-name?");
   }
   c.num_prompts = static_cast<int>(parse_int("--num-prompts", f.num_prompts, 1, 100'000'000));
   c.seed = static_cast<uint64_t>(parse_int("--seed", f.seed, 0, INT64_MAX));
-  c.random.seed = c.seed;
-  c.random.input_len = static_cast<int32_t>(
-      given("--input-len") ? parse_int("--input-len", f.input_len, 0, 10'000'000)
-                           : parse_int("--random-input-len", f.random_input_len, 0, 10'000'000));
-  c.random.output_len = static_cast<int32_t>(
-      given("--output-len") ? parse_int("--output-len", f.output_len, 1, 10'000'000)
-                            : parse_int("--random-output-len", f.random_output_len, 1, 10'000'000));
-  c.random.range_ratio = parse_double("--random-range-ratio", f.random_range_ratio);
-  if (!(c.random.range_ratio >= 0 && c.random.range_ratio < 1)) {
-    usage("--random-range-ratio", "must be in [0, 1), got " + f.random_range_ratio);
-  }
-  c.random.prefix_len =
-      static_cast<int32_t>(parse_int("--random-prefix-len", f.random_prefix_len, 0, 10'000'000));
-  if (c.random.prefix_len + std::floor(c.random.input_len * (1 - c.random.range_ratio)) < 1) {
-    usage("--random-input-len", "too small: the shortest prompt would have 0 tokens");
+  c.dataset.random.seed = c.seed;
+  check_random(f, given, c.dataset.random);
+  check_other_datasets(f, given, c);
+  if (name == "generated-shared-prefix") {
+    // SGLang sends groups x prompts per group, whatever --num-prompts says; here a different
+    // --num-prompts is an error rather than silently ignored.
+    const int total =
+        c.dataset.shared_prefix.num_groups * c.dataset.shared_prefix.prompts_per_group;
+    if (given("--num-prompts") && c.num_prompts != total) {
+      usage("--num-prompts",
+            "generated-shared-prefix sends --gsp-num-groups x "
+            "--gsp-prompts-per-group = " +
+                std::to_string(total) + " prompts; drop --num-prompts or make it " +
+                std::to_string(total));
+    }
+    if (total > 100'000'000) usage("--gsp-num-groups", "too many prompts");
+    c.num_prompts = total;
   }
 
-  // Traffic.
+  // Traffic. A trace brings its own send times: a rate or burstiness would contradict them.
+  const bool trace = dataset::is_trace_dataset(name);
+  for (const char* flag : {"--request-rate", "--burstiness"}) {
+    if (trace && given(flag)) {
+      usage(flag, "the " + name +
+                      " dataset replays the trace's own timestamps; use "
+                      "--trace-time-scale to slow it down or speed it up");
+    }
+  }
+  if (!trace && given("--trace-time-scale")) {
+    usage("--trace-time-scale",
+          "applies only to trace datasets (mooncake, timed_trace, "
+          "azure_trace)");
+  }
   c.request_rate = positive_or_inf("--request-rate", f.request_rate);
   c.burstiness = positive_or_inf("--burstiness", f.burstiness);
   if (given("--max-concurrency")) {
@@ -281,8 +402,9 @@ void check_dataset(const RawFlags& f, const Given& given, run::RunConfig& c) {
         static_cast<int>(parse_int("--max-concurrency", f.max_concurrency, 1, 10'000'000));
   }
 
-  // Bodies. vLLM forces ignore_eos for the random dataset on OpenAI-compatible backends.
-  c.ignore_eos = true;
+  // Bodies. vLLM forces ignore_eos for the random dataset on OpenAI-compatible backends; other
+  // datasets send it only with --ignore-eos.
+  c.ignore_eos = name == "random" || f.ignore_eos;
   c.extra_body_json = body_extras(f, &c.temperature_given);
   c.request_id_prefix =
       given("--request-id-prefix") ? f.request_id_prefix : run::default_request_id_prefix();
@@ -426,15 +548,22 @@ Action add_run_command(CLI::App& app) {
       "model name (default: the server's first model; embedded: servebench-sim)", target);
   opt("--served-model-name", f->served_model_name,
       "the \"model\" sent in requests (default: --model)", target);
-  opt("--tokenizer", f->tokenizer, "only the built-in word rule for now (\"builtin\")", target);
+  opt("--tokenizer", f->tokenizer,
+      "tokenizer.json / .model file, model directory, Hugging Face model id in the local cache, "
+      "or builtin (default: --model when found locally, else builtin)",
+      target);
   opt("--tokenizer-mode", f->tokenizer_mode, "accepted for compatibility; ignored", target);
   flag("--trust-remote-code", f->trust_remote_code, "accepted for compatibility; ignored", target);
   flag("--insecure", f->insecure, "skip TLS certificate verification", target);
   opt("--ready-check-timeout-sec", f->ready_check_timeout_sec,
       "retry the initial test request this long (0: one try)", target);
 
-  opt("--dataset-name", f->dataset_name, "random (others are not supported yet)", data);
-  opt("--dataset-path", f->dataset_path, "path of a dataset file (not used by random)", data);
+  opt("--dataset-name", f->dataset_name,
+      "random, sharegpt, custom, sonnet, prefix_repetition, generated-shared-prefix, mooncake, "
+      "timed_trace or azure_trace (docs/datasets.md)",
+      data);
+  opt("--dataset-path", f->dataset_path,
+      "the dataset's file (sharegpt, custom, traces; sonnet: default built-in verses)", data);
   opt("--num-prompts", f->num_prompts, "number of requests", data);
   opt("--seed", f->seed, "seed of the dataset and the arrival times", data);
   opt("--input-len", f->input_len, "general input length (sets --random-input-len)", data);
@@ -445,6 +574,56 @@ Action add_run_command(CLI::App& app) {
       "lengths uniform in [len*(1-r), len*(1+r)], r in [0, 1)", data);
   opt("--random-prefix-len", f->random_prefix_len,
       "tokens of a random prefix shared by all prompts", data);
+  flag("--disable-shuffle", f->disable_shuffle, "keep file rows in file order (no seeded shuffle)",
+       data);
+  flag("--no-oversample", f->no_oversample,
+       "send only the usable rows when a file has fewer than --num-prompts", data);
+  flag("--skip-chat-template", f->skip_chat_template,
+       "accepted for compatibility: prompts are always sent without a chat template", data);
+  opt("--sharegpt-output-len", f->sharegpt_output_len,
+      "sharegpt: output tokens per request (default: the reply's tokens)", data);
+  opt("--custom-output-len", f->custom_output_len,
+      "custom: output tokens per request; -1 = each row's output_tokens", data);
+  flag("--custom-skip-chat-template", f->custom_skip_chat_template,
+       "accepted for compatibility (older vLLM name of --skip-chat-template)", data);
+  opt("--sonnet-input-len", f->sonnet_input_len, "sonnet: at most this many prompt tokens", data);
+  opt("--sonnet-output-len", f->sonnet_output_len, "sonnet: output tokens per request", data);
+  opt("--sonnet-prefix-len", f->sonnet_prefix_len, "sonnet: tokens of the shared prefix", data);
+  opt("--prefix-repetition-prefix-len", f->prefix_repetition_prefix_len,
+      "prefix_repetition: tokens of each shared prefix", data);
+  opt("--prefix-repetition-suffix-len", f->prefix_repetition_suffix_len,
+      "prefix_repetition: tokens after the prefix", data);
+  opt("--prefix-repetition-num-prefixes", f->prefix_repetition_num_prefixes,
+      "prefix_repetition: prefixes (num-prompts / this prompts each)", data);
+  opt("--prefix-repetition-output-len", f->prefix_repetition_output_len,
+      "prefix_repetition: output tokens per request", data);
+  opt("--gsp-num-groups", f->gsp_num_groups, "generated-shared-prefix: groups (system prompts)",
+      data);
+  opt("--gsp-prompts-per-group", f->gsp_prompts_per_group,
+      "generated-shared-prefix: questions per group", data);
+  opt("--gsp-system-prompt-len", f->gsp_system_prompt_len,
+      "generated-shared-prefix: system prompt tokens", data);
+  opt("--gsp-question-len", f->gsp_question_len, "generated-shared-prefix: question tokens", data);
+  opt("--gsp-output-len", f->gsp_output_len, "generated-shared-prefix: output tokens", data);
+  opt("--gsp-range-ratio", f->gsp_range_ratio,
+      "generated-shared-prefix: lengths uniform in [len*ratio, len]", data);
+  flag("--gsp-ordered", f->gsp_ordered, "generated-shared-prefix: send groups in order", data);
+  opt("--timed-trace-chunk-hash-size", f->timed_trace_chunk_hash_size,
+      "timed_trace: tokens per hash id", data);
+  opt("--timed-trace-sec-multiplier", f->timed_trace_sec_multiplier,
+      "timed_trace: seconds per timestamp unit (0.001 for ms)", data);
+  opt("--timed-trace-label-timestamp", f->timed_trace_label_timestamp,
+      "timed_trace: timestamp field", data);
+  opt("--timed-trace-label-input-length", f->timed_trace_label_input_length,
+      "timed_trace: input length field", data);
+  opt("--timed-trace-label-output-length", f->timed_trace_label_output_length,
+      "timed_trace: output length field", data);
+  opt("--timed-trace-label-hash-ids", f->timed_trace_label_hash_ids, "timed_trace: hash ids field",
+      data);
+  opt("--trace-block-tokens", f->trace_block_tokens,
+      "mooncake: tokens per hash id (Mooncake's block)", data);
+  opt("--trace-time-scale", f->trace_time_scale,
+      "trace datasets: multiply the trace's times by this (2 = half speed)", traffic);
 
   opt("--request-rate", f->request_rate, "requests per second (inf: all at once)", traffic);
   opt("--burstiness", f->burstiness, "gamma shape of the gaps: 1 Poisson, <1 burstier, >1 steadier",

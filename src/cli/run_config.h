@@ -29,11 +29,13 @@ struct RunConfig {
   bool insecure = false;
   std::string model;              // --model; "" = ask the server (or the embedded default)
   std::string served_model_name;  // --served-model-name; "" = model
+  std::string tokenizer;          // --tokenizer as given; "" = --model when found locally
 
   // --- dataset and traffic
   int num_prompts = 1000;
-  dataset::RandomOptions random;
-  double request_rate = 0;  // inf allowed
+  dataset::DatasetOptions dataset;  // --dataset-name and every dataset's flags
+  double trace_time_scale = 1.0;    // trace datasets: --trace-time-scale
+  double request_rate = 0;          // inf allowed
   double burstiness = 1.0;
   int max_concurrency = 0;  // 0 = none
   uint64_t seed = 0;

@@ -149,8 +149,34 @@ void save_result(const std::string& path, const nlohmann::json& result, bool app
 struct Target {
   std::unique_ptr<sim::Server> server;  // the embedded simulator, when used
   client::Endpoint endpoint;
-  std::string model_id;  // what results name the model by
+  std::string model_id;      // what results name the model by
+  std::string tokenizer_id;  // what results name the tokenizer by
 };
+
+// The run's tokenizer and what results call it (vLLM: --tokenizer, else --model).
+struct RunTokenizer {
+  std::shared_ptr<const tokenizer::Tokenizer> tok;
+  std::string id;
+};
+
+// --tokenizer when given; else the tokenizer of `model` when it resolves locally (a path, or a
+// model id in the Hugging Face cache), as vLLM defaults --tokenizer to --model; else the
+// built-in word rule, with a notice when a model was named but no tokenizer was found for it.
+RunTokenizer tokenizer_for(const std::string& spec, const std::string& model) {
+  if (spec == "builtin" || spec == "builtin-word")
+    return {tokenizer::make_word_tokenizer(), "builtin-word"};
+  if (!spec.empty()) return {tokenizer::load_tokenizer(spec), spec};
+  if (!model.empty()) {
+    if (!tokenizer::find_tokenizer_file(model).empty())
+      return {tokenizer::load_tokenizer(model), model};
+    std::fprintf(stderr,
+                 "servebench: no local tokenizer for model '%s' (not a path, not in the Hugging "
+                 "Face cache %s): counting tokens with the built-in word rule; pass --tokenizer "
+                 "to choose one\n",
+                 model.c_str(), tokenizer::hf_hub_cache_dir().c_str());
+  }
+  return {tokenizer::make_word_tokenizer(), "builtin-word"};
+}
 
 Target resolve_target(RunConfig& c, const std::shared_ptr<const tokenizer::Tokenizer>& tok) {
   Target t;
@@ -187,20 +213,23 @@ Target resolve_target(RunConfig& c, const std::shared_ptr<const tokenizer::Token
 }
 
 std::vector<client::PlannedRequest> make_plan(const RunConfig& c, const tokenizer::Tokenizer& tok) {
-  dataset::RandomReport report;
-  auto prompts =
-      dataset::random_prompts(static_cast<size_t>(c.num_prompts), c.random, tok, &report);
-  if (report.token_mismatch != 0 || report.prefix_token_mismatch != 0) {
-    std::fprintf(stderr,
-                 "servebench: warning: %lld prompt tokens (%d in the shared prefix) differ from "
-                 "their targets after decoding and re-encoding\n",
-                 static_cast<long long>(report.token_mismatch), report.prefix_token_mismatch);
+  dataset::DatasetReport report;
+  auto prompts = dataset::make_prompts(static_cast<size_t>(c.num_prompts), c.dataset, tok, &report);
+  for (const std::string& note : report.notes) {
+    std::fprintf(stderr, "servebench: %s dataset: %s\n", c.dataset.name.c_str(), note.c_str());
   }
-  schedule::ArrivalOptions arrivals;
-  arrivals.request_rate = c.request_rate;
-  arrivals.burstiness = c.burstiness;
-  arrivals.seed = c.seed;
-  auto times = schedule::arrival_times_ns(prompts.size(), arrivals);
+  std::vector<int64_t> times;
+  if (dataset::is_trace_dataset(c.dataset.name)) {
+    std::vector<int64_t> offsets(prompts.size());
+    for (size_t i = 0; i < prompts.size(); ++i) offsets[i] = prompts[i].trace_offset_ns;
+    times = schedule::trace_times_ns(offsets, c.trace_time_scale);
+  } else {
+    schedule::ArrivalOptions arrivals;
+    arrivals.request_rate = c.request_rate;
+    arrivals.burstiness = c.burstiness;
+    arrivals.seed = c.seed;
+    times = schedule::arrival_times_ns(prompts.size(), arrivals);
+  }
   std::vector<client::PlannedRequest> plan(prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
     plan[i].index = i;
@@ -290,9 +319,15 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
                  const std::vector<client::PlannedRequest>& plan, const client::RunOptions& options,
                  const tokenizer::Tokenizer& tok, RecordsFile& records_file) {
   std::printf("Starting main benchmark run...\n");
-  std::printf("Traffic request rate: %s\n", python_float(c.request_rate).c_str());
-  std::printf("Burstiness factor: %s (%s)\n", python_float(c.burstiness).c_str(),
-              c.burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
+  if (dataset::is_trace_dataset(c.dataset.name)) {
+    std::printf("Traffic: replaying the trace's timestamps (time scale %s, last send at %.3f s)\n",
+                python_float(c.trace_time_scale).c_str(),
+                plan.empty() ? 0.0 : static_cast<double>(plan.back().intended_ns) / 1e9);
+  } else {
+    std::printf("Traffic request rate: %s\n", python_float(c.request_rate).c_str());
+    std::printf("Burstiness factor: %s (%s)\n", python_float(c.burstiness).c_str(),
+                c.burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
+  }
   std::printf("Maximum request concurrency: %s\n",
               c.max_concurrency > 0 ? std::to_string(c.max_concurrency).c_str() : "None");
   std::fflush(stdout);
@@ -320,6 +355,16 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   return m;
 }
 
+// Which dataset the run used, for the result JSON's "servebench" section (vLLM's own keys do
+// not name it). Every file dataset reads the same --dataset-path.
+nlohmann::json dataset_json(const RunConfig& c) {
+  const std::string& path = c.dataset.trace.path;
+  nlohmann::json j = {{"name", c.dataset.name},
+                      {"path", path.empty() ? nlohmann::json(nullptr) : nlohmann::json(path)}};
+  if (dataset::is_trace_dataset(c.dataset.name)) j["trace_time_scale"] = c.trace_time_scale;
+  return j;
+}
+
 // The run's arguments under vLLM's argparse names (headers left out: they may hold secrets).
 nlohmann::json args_json(const RunConfig& c, const Target& t) {
   auto number_or_inf = [](double v) {
@@ -331,12 +376,13 @@ nlohmann::json args_json(const RunConfig& c, const Target& t) {
           {"endpoint", c.endpoint},
           {"model", t.model_id},
           {"served_model_name", t.endpoint.model},
-          {"dataset_name", "random"},
+          {"dataset_name", c.dataset.name},
+          {"dataset_path", dataset_json(c)["path"]},
           {"num_prompts", c.num_prompts},
-          {"random_input_len", c.random.input_len},
-          {"random_output_len", c.random.output_len},
-          {"random_range_ratio", c.random.range_ratio},
-          {"random_prefix_len", c.random.prefix_len},
+          {"random_input_len", c.dataset.random.input_len},
+          {"random_output_len", c.dataset.random.output_len},
+          {"random_range_ratio", c.dataset.random.range_ratio},
+          {"random_prefix_len", c.dataset.random.prefix_len},
           {"request_rate", number_or_inf(c.request_rate)},
           {"burstiness", number_or_inf(c.burstiness)},
           {"max_concurrency",
@@ -352,7 +398,7 @@ report::RunInfo run_info(const RunConfig& c, const Target& target, const std::st
   info.backend = c.backend;
   info.label = c.label;
   info.model_id = target.model_id;
-  info.tokenizer_id = "builtin-word";
+  info.tokenizer_id = target.tokenizer_id;
   info.num_prompts = c.num_prompts;
   info.request_rate = c.request_rate;
   info.burstiness = c.burstiness;
@@ -396,6 +442,7 @@ void report_and_save(const RunConfig& c, const Target& target, const std::string
   if (!ours.contains("client")) ours["client"] = nlohmann::json::object();
   ours["client"].update(run_state_json(m.interrupted, m.not_sent));
   if (!paths.records.empty()) ours["records_file"] = paths.records;
+  ours["dataset"] = dataset_json(c);
   save_result(paths.result, result, c.append_result);
   // vLLM writes its PyTorch-benchmark side file only when this variable is set.
   if (std::getenv("SAVE_TO_PYTORCH_BENCHMARK_FORMAT")) {
@@ -411,11 +458,19 @@ void report_and_save(const RunConfig& c, const Target& target, const std::string
 }  // namespace
 
 int execute_run(RunConfig c) {
-  std::shared_ptr<const tokenizer::Tokenizer> tok = tokenizer::make_word_tokenizer();
+  RunTokenizer run_tok = tokenizer_for(c.tokenizer, c.model);
+  const std::shared_ptr<const tokenizer::Tokenizer>& tok = run_tok.tok;
   const std::string date = core::wall_timestamp_compact();
   Target target = resolve_target(c, tok);
+  // Against a server that named its model itself, that model's tokenizer, as vLLM does.
+  if (c.tokenizer.empty() && c.model.empty() && !c.embedded)
+    run_tok = tokenizer_for("", target.model_id);
+  target.tokenizer_id = run_tok.id;
   const Paths paths = output_paths(c, target.model_id, date);
   auto plan = make_plan(c, *tok);
+  // Some datasets yield fewer prompts than --num-prompts (a short trace, --no-oversample,
+  // prefix_repetition's whole groups): the run, its warmups and its results count those.
+  c.num_prompts = static_cast<int>(plan.size());
   if (!c.temperature_given) {
     std::printf(
         "WARNING: no --temperature given, so requests carry none and the server's default "

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "sim/sim.h"
+#include "tokenizer/tokenizer.h"
 
 namespace servebench::cli {
 namespace {
@@ -81,9 +82,9 @@ sim::Options to_options(const SimFlags& f) {
   o.threads = to_int<int>("--threads", f.threads, 1, 256);
   for (const std::string& spec : f.faults) o.faults.push_back(sim::parse_fault_rule(spec));
   o.trace_out = f.trace_out;
-  if (!f.tokenizer.empty() && f.tokenizer != "builtin") {
-    bad("--tokenizer", f.tokenizer, "is not supported yet (only \"builtin\", the word rule)");
-  }
+  // Prompt tokens are counted and output produced with this tokenizer, so that usage agrees with
+  // a client counting with the same one.
+  if (!f.tokenizer.empty()) o.tokenizer = tokenizer::load_tokenizer(f.tokenizer);
   return o;
 }
 
@@ -130,14 +131,18 @@ Action add_sim_command(CLI::App& app) {
                   "KIND[:PROB[:AFTER_TOKENS[:STALL_S]]], repeatable; KIND: 429 500 503 reset "
                   "stall malformed truncate error-event");
   sub->add_option("--trace-out", f.trace_out, "Write per-request server-side times (JSONL)");
-  sub->add_option("--tokenizer", f.tokenizer, "Tokenizer (only \"builtin\" for now)");
+  sub->add_option("--tokenizer", f.tokenizer,
+                  "Tokenizer: tokenizer.json / .model file, model directory, Hugging Face model id "
+                  "in the local cache, or builtin (default: builtin, the word rule)");
 
   return [flags]() -> int {
     sim::Options o = to_options(*flags);
     sim::Server server(o);
     server.start();
-    std::printf("servebench sim: serving %s on http://%s:%u (%s)\n", o.served_model_name.c_str(),
-                o.host.c_str(), static_cast<unsigned>(server.port()), describe_timing(o).c_str());
+    std::printf("servebench sim: serving %s on http://%s:%u (%s, tokenizer %s)\n",
+                o.served_model_name.c_str(), o.host.c_str(), static_cast<unsigned>(server.port()),
+                describe_timing(o).c_str(),
+                o.tokenizer ? o.tokenizer->name().c_str() : "builtin-word");
     std::fflush(stdout);
     server.wait();
     return 0;

@@ -41,8 +41,8 @@ bool read_delta(od::value& value, std::string& text) {
   for (auto field_result : delta) {
     od::field field;
     if (std::move(field_result).get(field)) return false;
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
+    // The raw key, compared without unescaping: the keys we look for have no escapes.
+    od::raw_json_string key = field.key();
     // Reasoning models stream their thinking first; it is generated output like the rest.
     if (key == "content" || key == "reasoning_content" || key == "reasoning") {
       if (!append_string(field.value(), text)) return false;
@@ -67,8 +67,7 @@ bool read_choices(od::value& value, EventFields& fields, std::string& text) {
     for (auto field_result : choice) {
       od::field field;
       if (std::move(field_result).get(field)) return false;
-      std::string_view key;
-      if (field.unescaped_key().get(key)) return false;
+      od::raw_json_string key = field.key();
       if (key == "text") {
         if (!append_string(field.value(), text)) return false;
       } else if (key == "delta") {
@@ -92,8 +91,8 @@ bool read_usage(od::value& value, EventFields& fields) {
   for (auto field_result : usage) {
     od::field field;
     if (std::move(field_result).get(field)) return false;
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
+    // The raw key, compared without unescaping: the keys we look for have no escapes.
+    od::raw_json_string key = field.key();
     int64_t* target = key == "prompt_tokens"       ? &fields.prompt_tokens
                       : key == "completion_tokens" ? &fields.completion_tokens
                                                    : nullptr;
@@ -119,8 +118,8 @@ bool read_error(od::value& value, EventFields& fields, std::string& message) {
   for (auto field_result : error) {
     od::field field;
     if (std::move(field_result).get(field)) return false;
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
+    // The raw key, compared without unescaping: the keys we look for have no escapes.
+    od::raw_json_string key = field.key();
     if (key == "message") {
       od::json_type message_type;
       if (field.value().type().get(message_type)) return false;
@@ -141,8 +140,8 @@ bool parse_event(od::parser& parser, const std::string& padded, size_t length, E
   for (auto field_result : object) {
     od::field field;
     if (std::move(field_result).get(field)) return false;
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
+    // The raw key, compared without unescaping: the keys we look for have no escapes.
+    od::raw_json_string key = field.key();
     if (key == "choices") {
       if (!read_choices(field.value(), fields, text)) return false;
     } else if (key == "usage") {

@@ -1,8 +1,10 @@
 // File: dataset/dataset.h
 // Where prompts come from. A dataset yields Prompts: the text to send and how many tokens it
-// is (counted with the run's tokenizer), plus the output length to ask for. Order and content
-// are a pure function of the options and the seed. It does not send anything, know about
-// schedules, or read files (the `random` dataset is synthetic).
+// is (counted with the run's tokenizer), plus the output length to ask for, and for traces the
+// time the trace sent it. Order and content are a pure function of the options, the file and
+// the seed. It reads its file (if any) and nothing else: it sends nothing and knows no
+// schedule. Bad files throw core::Error (kInput) as "FILE:LINE (byte N): what is wrong".
+// docs/datasets.md gives each dataset's rules and where they come from.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,9 @@ struct Prompt {
   std::string text;           // prompt (completions) or the user message (chat)
   int32_t prompt_tokens = 0;  // tokens of text, by the run's tokenizer
   int32_t output_tokens = 0;  // max_tokens to request
+  // Trace datasets: when the trace sent it, in ns after the trace's first request (before any
+  // time scale); -1 for every other dataset.
+  int64_t trace_offset_ns = -1;
 };
 
 // vLLM's `random` dataset: lengths uniform in [len*(1-r), len*(1+r)], a shared random prefix of
@@ -54,5 +59,110 @@ struct RandomReport {
 std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
                                    const tokenizer::Tokenizer& tokenizer,
                                    RandomReport* report = nullptr);
+
+// ---- Datasets beyond `random`: vLLM's names, flags and defaults (SGLang's for
+// generated-shared-prefix; Mooncake's and Azure's trace formats).
+
+// What building prompts found and had to make up; the run prints `notes` as notices.
+struct DatasetReport {
+  size_t rows = 0;                 // records in the file (0 for synthetic datasets)
+  size_t usable = 0;               // records that passed the dataset's filters
+  size_t oversampled = 0;          // prompts drawn again from the usable ones to reach the count
+  int64_t token_mismatch = 0;      // as RandomReport: tokens - target where re-encoding drifted
+  std::vector<std::string> notes;  // one line each: skipped rows, fewer prompts than asked, ...
+};
+
+// How file datasets pick rows: vLLM's random.seed(seed) + random.shuffle of the usable rows,
+// first N, then random.choice for any shortfall (--disable-shuffle, --no-oversample).
+struct FileSampling {
+  std::string path;
+  uint64_t seed = 0;
+  bool shuffle = true;
+  bool oversample = true;
+};
+
+// --dataset-name sharegpt: JSON array of {"conversations": [{"value": ...}, ...]}; turn 0 is
+// the prompt, turn 1's token count the output length (or output_len when >= 0); rows with < 2
+// turns dropped before the shuffle; vLLM's is_valid_sequence filter after it.
+struct ShareGptOptions {
+  FileSampling file;
+  int32_t output_len = -1;  // --sharegpt-output-len; -1 = from the reply
+};
+// --dataset-name custom: JSONL of {"prompt": ..., "output_tokens": n (optional)}.
+struct CustomOptions {
+  FileSampling file;
+  int32_t output_len = 256;  // --custom-output-len; -1 = each row's output_tokens
+};
+// --dataset-name sonnet: vLLM's fixed instruction + the file's first lines as a shared prefix +
+// lines drawn with replacement; path "" = servebench's built-in generated verses.
+struct SonnetOptions {
+  std::string path;
+  int32_t input_len = 550, output_len = 150, prefix_len = 200;
+  uint64_t seed = 0;
+};
+// --dataset-name prefix_repetition: num_prefixes random prefixes, count / num_prefixes
+// prompts each (prefix + random suffix), shuffled.
+struct PrefixRepetitionOptions {
+  int32_t prefix_len = 256, suffix_len = 256, num_prefixes = 10, output_len = 128;
+  uint64_t seed = 0;
+  bool shuffle = true;
+};
+// --dataset-name generated-shared-prefix (SGLang): num_groups system prompts, prompts_per_group
+// questions each; prompt = system + "\n\n" + question; groups x prompts_per_group prompts.
+struct SharedPrefixOptions {
+  int32_t num_groups = 64, prompts_per_group = 16, system_prompt_len = 2048, question_len = 128,
+          output_len = 256;
+  double range_ratio = 1.0;  // lengths uniform in [max(int(len * ratio), 1), len]; 1 = exact
+  uint64_t seed = 0;
+  bool shuffle = true;
+};
+// Traces replayed at their timestamps. kJsonl: Mooncake-style lines {timestamp, input_length,
+// output_length, hash_ids}; each hash id is one block of block_tokens tokens whose text depends
+// only on (seed, id), so equal ids share text. kAzureCsv: TIMESTAMP,ContextTokens,
+// GeneratedTokens. Rows are taken in timestamp order, the first `count` of them.
+struct TraceOptions {
+  enum class Format { kJsonl, kAzureCsv } format = Format::kJsonl;
+  std::string path;
+  int32_t block_tokens = 512;      // Mooncake's block; vLLM's timed_trace defaults to 16
+  double seconds_per_unit = 1e-3;  // Mooncake's timestamps are ms; vLLM's timed_trace: 1
+  std::string timestamp_field = "timestamp", input_field = "input_length",
+              output_field = "output_length", hash_ids_field = "hash_ids";
+  uint64_t seed = 0;
+};
+
+std::vector<Prompt> sharegpt_prompts(size_t count, const ShareGptOptions& options,
+                                     const tokenizer::Tokenizer& tokenizer, DatasetReport* report);
+std::vector<Prompt> custom_prompts(size_t count, const CustomOptions& options,
+                                   const tokenizer::Tokenizer& tokenizer, DatasetReport* report);
+std::vector<Prompt> sonnet_prompts(size_t count, const SonnetOptions& options,
+                                   const tokenizer::Tokenizer& tokenizer, DatasetReport* report);
+std::vector<Prompt> prefix_repetition_prompts(size_t count, const PrefixRepetitionOptions& options,
+                                              const tokenizer::Tokenizer& tokenizer,
+                                              DatasetReport* report);
+// Always num_groups x prompts_per_group prompts (SGLang ignores --num-prompts here).
+std::vector<Prompt> shared_prefix_prompts(const SharedPrefixOptions& options,
+                                          const tokenizer::Tokenizer& tokenizer,
+                                          DatasetReport* report);
+std::vector<Prompt> trace_prompts(size_t count, const TraceOptions& options,
+                                  const tokenizer::Tokenizer& tokenizer, DatasetReport* report);
+// servebench's sonnet-style text: `lines` verse lines made from a fixed word list and a seed.
+std::string generated_verses(size_t lines, uint64_t seed);
+
+// Every dataset behind one name (--dataset-name).
+struct DatasetOptions {
+  std::string name = "random";
+  RandomOptions random;
+  ShareGptOptions sharegpt;
+  CustomOptions custom;
+  SonnetOptions sonnet;
+  PrefixRepetitionOptions prefix_repetition;
+  SharedPrefixOptions shared_prefix;
+  TraceOptions trace;
+};
+// The names make_prompts knows, and whether one is a trace (replayed at its timestamps).
+const std::vector<std::string>& dataset_names();
+bool is_trace_dataset(const std::string& name);
+std::vector<Prompt> make_prompts(size_t count, const DatasetOptions& options,
+                                 const tokenizer::Tokenizer& tokenizer, DatasetReport* report);
 
 }  // namespace servebench::dataset

@@ -1,11 +1,11 @@
 // vLLM's `random` dataset (vllm/benchmarks/datasets: RandomDataset.sample,
 // gen_prompt_decode_to_target_len), re-implemented for servebench's tokenizer interface.
 #include <cmath>
-#include <random>
 #include <string>
 
 #include "core/error.h"
 #include "dataset/dataset.h"
+#include "dataset/synth.h"
 #include "tokenizer/tokenizer.h"
 
 namespace servebench::dataset {
@@ -13,69 +13,8 @@ namespace {
 
 using tokenizer::TokenId;
 
-// vLLM's retry budget for decode → re-encode → adjust.
-constexpr int kMaxRetry = 10;
-
-// Uniform integer in [0, n) from a 64-bit engine by Lemire's multiply-and-reject, so the
-// sequence is the same with every standard library (std::uniform_int_distribution is not).
-class Draw {
- public:
-  explicit Draw(uint64_t seed) : engine_(seed) {}
-  uint64_t below(uint64_t n) {
-    if (n <= 1) return 0;
-    unsigned __int128 m = static_cast<unsigned __int128>(engine_()) * n;
-    uint64_t low = static_cast<uint64_t>(m);
-    if (low < n) {
-      const uint64_t threshold = (0 - n) % n;
-      while (low < threshold) {
-        m = static_cast<unsigned __int128>(engine_()) * n;
-        low = static_cast<uint64_t>(m);
-      }
-    }
-    return static_cast<uint64_t>(m >> 64);
-  }
-  // Inclusive [low, high].
-  int64_t between(int64_t low, int64_t high) {
-    return low + static_cast<int64_t>(below(static_cast<uint64_t>(high - low) + 1));
-  }
-
- private:
-  std::mt19937_64 engine_;
-};
-
 [[noreturn]] void bad(const char* flag, const std::string& message) {
   throw core::Error(core::ErrorKind::kUsage, flag, message);
-}
-
-struct Converged {
-  std::string text;
-  std::vector<TokenId> ids;
-  int64_t mismatch = 0;  // final - target when the budget ran out, else 0
-};
-
-// Decodes ids and re-encodes the text until it is exactly `target` tokens: longer sequences
-// are truncated, shorter ones padded with random ids. After kMaxRetry adjustments the
-// remaining difference is reported, as vLLM does. `ids` always equals encode(text).
-Converged decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<TokenId> ids,
-                               size_t target, Draw& draw) {
-  Converged out;
-  const auto vocab = static_cast<uint64_t>(tok.vocab_size());
-  for (int remaining = kMaxRetry;; --remaining) {
-    out.text = tok.decode(ids);
-    ids = tok.encode(out.text);
-    if (ids.size() == target) break;
-    if (remaining <= 0) {
-      out.mismatch = static_cast<int64_t>(ids.size()) - static_cast<int64_t>(target);
-      break;
-    }
-    if (ids.size() > target) {
-      ids.resize(target);
-    } else {
-      while (ids.size() < target) ids.push_back(static_cast<TokenId>(draw.below(vocab)));
-    }
-  }
-  out.ids = std::move(ids);
-  return out;
 }
 
 }  // namespace
@@ -141,31 +80,37 @@ std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
     }
     // Newer vLLM also settles the prefix on its own, so every prompt shares the same text.
     Converged p = decode_to_target_len(tokenizer, std::move(prefix),
-                                       static_cast<size_t>(options.prefix_len), draw);
+                                       static_cast<size_t>(options.prefix_len), draw, true);
     local.prefix_token_mismatch = static_cast<int32_t>(p.mismatch);
     prefix = std::move(p.ids);
   }
 
-  std::vector<Prompt> prompts;
-  prompts.reserve(count);
-  std::vector<TokenId> ids;
-  for (size_t i = 0; i < count; ++i) {
-    ids.assign(prefix.begin(), prefix.end());
-    const int64_t start = offsets[i] + static_cast<int64_t>(i);
-    for (int32_t j = 0; j < input_lens[i]; ++j) {
-      ids.push_back(static_cast<TokenId>((start + j) % vocab));
+  // Once lengths and offsets are drawn, prompts are independent: settle them on every core.
+  // Padding draws come from each prompt's own stream, so the prompts do not depend on how many
+  // threads there are.
+  std::vector<Prompt> prompts(count);
+  std::vector<int64_t> mismatch(count, 0);
+  auto settle = [&](size_t first, size_t last) {
+    std::vector<TokenId> ids;
+    for (size_t i = first; i < last; ++i) {
+      ids.assign(prefix.begin(), prefix.end());
+      const int64_t start = offsets[i] + static_cast<int64_t>(i);
+      for (int32_t j = 0; j < input_lens[i]; ++j) {
+        ids.push_back(static_cast<TokenId>((start + j) % vocab));
+      }
+      const size_t target =
+          static_cast<size_t>(options.prefix_len) + static_cast<size_t>(input_lens[i]);
+      Draw padding(mix_seed(options.seed, i));
+      Converged c = decode_to_target_len(tokenizer, std::move(ids), target, padding, false);
+      mismatch[i] = c.mismatch;
+      prompts[i].prompt_tokens = static_cast<int32_t>(c.tokens);
+      prompts[i].output_tokens = output_lens[i];
+      prompts[i].text = std::move(c.text);
+      ids.clear();
     }
-    const size_t target =
-        static_cast<size_t>(options.prefix_len) + static_cast<size_t>(input_lens[i]);
-    Converged c = decode_to_target_len(tokenizer, std::move(ids), target, draw);
-    local.token_mismatch += c.mismatch;
-    Prompt p;
-    p.prompt_tokens = static_cast<int32_t>(c.ids.size());
-    p.output_tokens = output_lens[i];
-    p.text = std::move(c.text);
-    prompts.push_back(std::move(p));
-    ids.clear();
-  }
+  };
+  run_in_parallel(count, settle);
+  for (int64_t m : mismatch) local.token_mismatch += m;
   if (report) *report = local;
   return prompts;
 }

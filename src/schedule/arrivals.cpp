@@ -34,4 +34,23 @@ std::vector<int64_t> arrival_times_ns(size_t n, const ArrivalOptions& options) {
   return times;
 }
 
+std::vector<int64_t> trace_times_ns(const std::vector<int64_t>& trace_offsets_ns,
+                                    double time_scale) {
+  if (!(time_scale > 0) || std::isinf(time_scale)) {
+    throw core::Error(core::ErrorKind::kUsage, "--trace-time-scale",
+                      "must be a positive number, got " + std::to_string(time_scale));
+  }
+  std::vector<int64_t> times;
+  times.reserve(trace_offsets_ns.size());
+  for (const int64_t offset : trace_offsets_ns) {
+    if (offset < 0) {
+      throw core::Error(core::ErrorKind::kInternal, "trace replay",
+                        "negative trace offset " + std::to_string(offset) + " ns");
+    }
+    // In long double, so that scaling a week-long trace keeps nanoseconds exact.
+    times.push_back(std::llround(static_cast<long double>(offset) * time_scale));
+  }
+  return times;
+}
+
 }  // namespace servebench::schedule

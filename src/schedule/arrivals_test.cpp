@@ -60,5 +60,27 @@ TEST(Arrivals, RejectsBadRateAndBurstiness) {
   EXPECT_THROW(arrival_times_ns(1, {.request_rate = 1, .burstiness = 0}), core::Error);
 }
 
+TEST(TraceTimes, OffsetsAreScaledByTheTimeScale) {
+  const std::vector<int64_t> offsets = {0, 1'000'000, 2'500'000'000, 604'800'000'000'123};
+  EXPECT_EQ(trace_times_ns(offsets, 1.0), offsets);
+  EXPECT_EQ(trace_times_ns(offsets, 2.0),
+            (std::vector<int64_t>{0, 2'000'000, 5'000'000'000, 1'209'600'000'000'246}));
+  EXPECT_EQ(trace_times_ns(offsets, 0.5),
+            (std::vector<int64_t>{0, 500'000, 1'250'000'000, 302'400'000'000'062}));
+  EXPECT_TRUE(trace_times_ns({}, 3.0).empty());
+}
+
+TEST(TraceTimes, RejectsBadScaleAndNegativeOffsets) {
+  for (double bad : {0.0, -1.0, static_cast<double>(NAN), static_cast<double>(INFINITY)}) {
+    try {
+      trace_times_ns({0}, bad);
+      ADD_FAILURE() << "no error for " << bad;
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.where(), "--trace-time-scale");
+    }
+  }
+  EXPECT_THROW(trace_times_ns({5, -1}, 1.0), core::Error);
+}
+
 }  // namespace
 }  // namespace servebench::schedule

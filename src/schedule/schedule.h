@@ -1,7 +1,8 @@
 // File: schedule/schedule.h
-// The plan of intended send times: a pure, seeded function of (count, rate, burstiness, seed).
-// It knows nothing of prompts or HTTP. The client sends request i at t0 + intended_ns[i] (or
-// later, when --max-concurrency holds it back, and records both times).
+// The plan of intended send times: a pure, seeded function of (count, rate, burstiness, seed),
+// or a trace's own timestamps scaled in time. It knows nothing of prompts or HTTP. The client sends
+// request i at t0 + intended_ns[i] (or later, when --max-concurrency holds it back, and records
+// both times).
 #pragma once
 
 #include <cstdint>
@@ -24,5 +25,12 @@ struct ArrivalOptions {
 // same options give the same times, bit for bit. Throws core::Error on a rate <= 0 or NaN or a
 // burstiness <= 0.
 std::vector<int64_t> arrival_times_ns(size_t n, const ArrivalOptions& options);
+
+// Trace replay: request i is due at trace_offsets_ns[i] * time_scale after t0 (2 = twice as
+// slow, 0.5 = twice as fast; SGLang's --mooncake-slowdown-factor). The offsets are the trace's
+// timestamps after its first request. Throws core::Error (kUsage, --trace-time-scale) on a scale
+// <= 0, NaN or inf, and (kInternal) on a negative offset.
+std::vector<int64_t> trace_times_ns(const std::vector<int64_t>& trace_offsets_ns,
+                                    double time_scale);
 
 }  // namespace servebench::schedule

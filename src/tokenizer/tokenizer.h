@@ -1,7 +1,11 @@
 // File: tokenizer/tokenizer.h
-// Counting tokens the way the served model does. Until real tokenizers land (tokenizer.json,
-// SentencePiece), the one implementation is the built-in *word rule*, shared by the simulator
-// and the client so that server usage and client counts agree exactly:
+// Counting tokens the way the served model does, shared by the simulator and the client so that
+// server usage and client counts agree exactly. Three kinds (docs/tokenizers.md):
+//   - Hugging Face tokenizer.json files with a BPE model (byte-level as in Llama 3, Qwen,
+//     DeepSeek V3; SentencePiece-style with byte fallback as in Llama 2, Mistral), natively,
+//     with ids identical to Hugging Face's tokenizers library;
+//   - SentencePiece .model files, through libsentencepiece;
+//   - the built-in *word rule*, for runs without a real tokenizer:
 //
 //   A token is, scanning left to right:
 //     - an optional single space followed by a run of word bytes (ASCII letters and digits, '_',
@@ -25,6 +29,8 @@ namespace servebench::tokenizer {
 
 using TokenId = int32_t;
 
+// Every method may be called from several threads at once (datasets settle prompts on every
+// core; the simulator's I/O threads share one tokenizer).
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -42,6 +48,29 @@ class Tokenizer {
 
 // The built-in word rule described above.
 std::unique_ptr<Tokenizer> make_word_tokenizer();
+
+// What `--tokenizer` names: "builtin" (the word rule), a tokenizer.json or SentencePiece .model
+// file, a directory holding one (tokenizer.json first), or a model id ("ORG/NAME") whose
+// snapshot is in the local Hugging Face cache. name() is `spec`. Throws core::Error(kInput)
+// naming the file and the place when it cannot (not found, malformed, unsupported component).
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec);
+
+// The tokenizer file `spec` resolves to, or "" when none: `spec` itself when a file; a
+// directory's tokenizer.json or tokenizer.model; the same in the snapshot refs/main names (else
+// the newest) of <hub cache>/models--ORG--NAME for a model id. Nothing is downloaded.
+std::string find_tokenizer_file(const std::string& spec);
+
+// The Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else
+// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub ("" without HOME).
+std::string hf_hub_cache_dir();
+
+// A tokenizer.json's text; `file` names it in errors, `name` is what name() returns.
+std::unique_ptr<Tokenizer> parse_hf_tokenizer_json(std::string_view json, const std::string& file,
+                                                   const std::string& name);
+
+// A SentencePiece model file, through libsentencepiece.
+std::unique_ptr<Tokenizer> load_sentencepiece_model(const std::string& path,
+                                                    const std::string& name);
 
 // The six-letter word for a vocabulary id of the word rule (no leading space).
 std::string word_for_id(TokenId id);

@@ -1,5 +1,8 @@
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tokenizer/tokenizer.h"
 
@@ -11,12 +14,23 @@ constexpr std::string_view kVowels = "aeiou";                   // 5
 constexpr int kSyllables = 18 * 5;                              // 90; 90^3 = 729,000 words
 constexpr int32_t kVocabSize = 32000;
 
+// Byte classes by table: counting tokens runs over every synthetic prompt's text.
+enum ByteClass : uint8_t { kOther, kWord, kSpace };
+constexpr std::array<uint8_t, 256> kByteClasses = [] {
+  std::array<uint8_t, 256> classes{};
+  for (int c = 0; c < 256; ++c) {
+    bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '_' || c >= 0x80;
+    bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    classes[c] = word ? kWord : space ? kSpace : kOther;
+  }
+  return classes;
+}();
 bool is_word_byte(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c >= 0x80;
+  return kByteClasses[c] == kWord;
 }
 bool is_space(unsigned char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  return kByteClasses[c] == kSpace;
 }
 
 // Calls emit(begin, end) for each token of the word rule.
@@ -66,6 +80,32 @@ TokenId id_for_word(std::string_view word) {
   return value < kVocabSize ? value : -1;
 }
 
+// The six letters of every vocabulary word, computed once (decode runs for every synthetic
+// prompt; the divisions per token were most of its time).
+const std::vector<std::array<char, 6>>& vocabulary_words() {
+  static const std::vector<std::array<char, 6>> words = [] {
+    std::vector<std::array<char, 6>> all(kVocabSize);
+    for (int id = 0; id < kVocabSize; ++id) {
+      int value = id;
+      for (int s = 2; s >= 0; --s) {
+        int syl = value % kSyllables;
+        value /= kSyllables;
+        all[id][2 * s] = kConsonants[syl / kVowels.size()];
+        all[id][2 * s + 1] = kVowels[syl % kVowels.size()];
+      }
+    }
+    return all;
+  }();
+  return words;
+}
+
+// Writes the six letters of id's word at `out` (ids outside the vocabulary wrap around).
+void write_word(TokenId id, char* out) {
+  if (id < 0 || id >= kVocabSize) id = ((id % kVocabSize) + kVocabSize) % kVocabSize;
+  const std::array<char, 6>& word = vocabulary_words()[static_cast<size_t>(id)];
+  std::copy(word.begin(), word.end(), out);
+}
+
 TokenId hash_id(std::string_view token) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (unsigned char c : token) h = (h ^ c) * 1099511628211ull;
@@ -90,9 +130,9 @@ class WordTokenizer final : public Tokenizer {
     return n;
   }
   std::string decode(std::span<const TokenId> ids) const override {
-    std::string out;
-    out.reserve(ids.size() * 7);
-    for (TokenId id : ids) out += token_text(id);
+    // Sized once and written in place: decode runs for every synthetic prompt.
+    std::string out(ids.size() * 7, ' ');
+    for (size_t i = 0; i < ids.size(); ++i) write_word(ids[i], out.data() + i * 7 + 1);
     return out;
   }
   std::string token_text(TokenId id) const override { return " " + word_for_id(id); }
@@ -103,15 +143,9 @@ class WordTokenizer final : public Tokenizer {
 }  // namespace
 
 std::string word_for_id(TokenId id) {
-  int value = ((id % kVocabSize) + kVocabSize) % kVocabSize;
-  std::array<char, 6> w{};
-  for (int s = 2; s >= 0; --s) {
-    int syl = value % kSyllables;
-    value /= kSyllables;
-    w[2 * s] = kConsonants[syl / kVowels.size()];
-    w[2 * s + 1] = kVowels[syl % kVowels.size()];
-  }
-  return std::string(w.data(), w.size());
+  std::string word(6, ' ');
+  write_word(id, word.data());
+  return word;
 }
 
 std::unique_ptr<Tokenizer> make_word_tokenizer() {

@@ -385,7 +385,7 @@ TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
       {{"--no-such-flag"}, "--no-such-flag"},
       {{"--profile"}, "--profile"},
       {{"--backend", "tgi"}, "--backend"},
-      {{"--dataset-name", "sharegpt"}, "--dataset-name"},
+      {{"--dataset-name", "burstgpt"}, "--dataset-name"},
       {{"--dataset-path", "x.json"}, "--dataset-path"},
       {{"--tokenizer", "gpt2"}, "--tokenizer"},
       {{"--random-range-ratio", "1.5"}, "--random-range-ratio"},

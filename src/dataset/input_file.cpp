@@ -1,0 +1,73 @@
+#include "dataset/input_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+namespace servebench::dataset {
+
+InputFile::InputFile(const std::string& path) : path_(path) {
+  auto fail_open = [&](const std::string& why) {
+    throw core::Error(core::ErrorKind::kInput, "--dataset-path",
+                      "cannot read '" + path + "': " + why);
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail_open(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    const int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+    ::close(fd);
+    fail_open(std::strerror(err));
+  }
+  // One read into a padded buffer: no copy, and simdjson may parse it in place.
+  data_ = simdjson::padded_string(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < data_.size()) {
+    const ssize_t n = ::read(fd, data_.data() + done, data_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail_open(n < 0 ? std::strerror(err) : "the file shrank while being read");
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+}
+
+std::string InputFile::where(size_t byte_offset) const {
+  const std::string_view t = text();
+  byte_offset = std::min(byte_offset, t.size());
+  const size_t line =
+      1 + static_cast<size_t>(
+              std::count(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(byte_offset), '\n'));
+  return path_ + ":" + std::to_string(line) + " (byte " + std::to_string(byte_offset) + ")";
+}
+
+void InputFile::fail(size_t byte_offset, const std::string& message) const {
+  throw core::Error(core::ErrorKind::kInput, where(byte_offset), message);
+}
+
+void InputFile::fail_file(const std::string& message) const {
+  throw core::Error(core::ErrorKind::kInput, path_, message);
+}
+
+int64_t json_integer(const InputFile& file, simdjson::ondemand::value& value,
+                     std::string_view name) {
+  const std::string_view raw = value.raw_json_token();
+  double number = 0;
+  if (value.type() != simdjson::ondemand::json_type::number ||
+      value.get_double().get(number) != simdjson::SUCCESS || number != std::floor(number) ||
+      std::abs(number) > 1e15) {
+    file.fail(file.offset_of(raw.data()),
+              "\"" + std::string(name) + "\" must be an integer, got " + std::string(raw));
+  }
+  return static_cast<int64_t>(number);
+}
+
+}  // namespace servebench::dataset
