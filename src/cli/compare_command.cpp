@@ -1,7 +1,6 @@
 // `servebench compare A B …`: runs or suites side by side, each figure with its difference from
 // and ratio to the first input (the baseline). Inputs are result files or directories of them.
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -33,14 +32,6 @@ std::vector<std::string> split_commas(const std::string& text) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
-}
-
-// A file is named by its stem, a directory by its own name ("results/ib/" -> "ib").
-std::string input_name(const std::string& path) {
-  std::filesystem::path p(path);
-  if (!p.has_filename()) p = p.parent_path();
-  std::error_code ec;
-  return std::filesystem::is_directory(p, ec) ? p.filename().string() : p.stem().string();
 }
 
 [[noreturn]] void usage(const std::string& flag, const std::string& message) {

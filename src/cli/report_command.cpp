@@ -1,6 +1,8 @@
 // `servebench report FILE|DIR…`: lays finished results (servebench's or vLLM's --save-result
-// JSON) out in one of the seed layouts. docs/reports.md describes each layout.
+// JSON) out in one of the seed layouts, as an HTML report, or as charts (--chart).
+// docs/reports.md describes each layout and the charts.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/report_io.h"
 #include "core/error.h"
+#include "report/charts.h"
 #include "report/tables.h"
 
 namespace servebench::cli {
@@ -17,11 +20,16 @@ struct ReportFlags {
   std::vector<std::string> inputs;
   std::string format = "vllm-md";
   std::string output;
+  std::string chart;         // a chart kind or "all"; empty: a table layout
+  std::string chart_format;  // png, svg, pdf; empty: from --output's extension
+  std::string stat = "mean";
+  std::string series_by = "auto";
 };
 
 const char* const kFormats =
     "vllm-md (vLLM suite table, tabulate layout), vllm-md-aligned (the same, padded cells), "
-    "vllm-json (pandas JSON), concurrency, guidellm, inference-perf, csv";
+    "vllm-json (pandas JSON), concurrency, guidellm, inference-perf, csv, html (tables and charts "
+    "in one self-contained page)";
 
 std::string render(const std::string& format, std::span<const report::RunResult> runs) {
   if (format == "vllm-md") {
@@ -39,6 +47,55 @@ std::string render(const std::string& format, std::span<const report::RunResult>
                     "'" + format + "' is not a layout; one of: " + kFormats);
 }
 
+// --chart KIND writes one chart to --output; --chart all writes one PDF page per chart kind
+// with data, or for PNG and SVG one file per kind into the --output directory.
+void write_charts(const ReportFlags& f, std::span<const report::CompareInput> inputs) {
+  if (f.output.empty()) {
+    throw core::Error(core::ErrorKind::kUsage, "--chart", "needs --output FILE (or DIR)");
+  }
+  std::string format_name = f.chart_format;
+  if (format_name.empty()) {
+    format_name = std::filesystem::path(f.output).extension().string();
+    if (format_name.empty()) {
+      throw core::Error(core::ErrorKind::kUsage, "--chart-format",
+                        "not given, and --output has no .png, .svg or .pdf extension");
+    }
+    format_name.erase(0, 1);
+  }
+  const report::ImageFormat format = report::parse_image_format(format_name);
+  const report::ChartStat stat = report::parse_chart_stat(f.stat);
+  const std::vector<report::Series> series =
+      report::group_series(inputs, report::parse_series_rule(f.series_by));
+  const report::LoadAxis axis = report::choose_load_axis(series);
+  std::vector<std::string> kinds = {f.chart};
+  if (f.chart == "all") kinds = report::chart_kind_names();
+  std::vector<report::ChartData> charts;
+  for (const std::string& kind : kinds) {
+    report::ChartData chart =
+        report::chart_data(series, report::parse_chart_kind(kind), stat, axis);
+    // "all" leaves out what no run carries (vLLM writes E2EL only on request).
+    if (f.chart == "all" && chart.lines.empty()) continue;
+    charts.push_back(std::move(chart));
+  }
+  if (charts.empty()) {
+    throw core::Error(core::ErrorKind::kInput, f.inputs.front(),
+                      "no result carries a figure any chart plots");
+  }
+  if (f.chart != "all" || format == report::ImageFormat::kPdf) {
+    write_report(f.output, report::render_charts(charts, format));
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(f.output, ec);
+  if (ec) throw core::Error(core::ErrorKind::kInput, f.output, "cannot create the directory");
+  for (const report::ChartData& chart : charts) {
+    const std::string path =
+        (std::filesystem::path(f.output) / (chart.slug + "." + report::image_extension(format)))
+            .string();
+    write_report(path, report::render_charts(std::span(&chart, 1), format));
+  }
+}
+
 }  // namespace
 
 Action add_report_command(CLI::App& app) {
@@ -50,12 +107,39 @@ Action add_report_command(CLI::App& app) {
   sub->add_option("--format", flags->format, std::string("Layout: ") + kFormats)
       ->capture_default_str();
   sub->add_option("--output", flags->output, "Write here instead of stdout");
+  sub->add_option("--chart", flags->chart,
+                  "Draw a chart instead of a table: throughput, ttft, tpot, itl, e2el (against "
+                  "load), ttft-vs-throughput … e2el-vs-throughput, or all");
+  sub->add_option(
+      "--chart-format", flags->chart_format,
+      "png, svg or pdf (default: --output's extension); a PDF takes every chart, a page "
+      "each; PNG and SVG with --chart all go into the --output directory");
+  sub->add_option("--stat", flags->stat, "Latency statistic charted: mean, median or p99")
+      ->capture_default_str();
+  sub->add_option("--series-by", flags->series_by,
+                  "One chart line per: auto, input (argument), name (test name less its load), "
+                  "or a result key such as deployment (--metadata deployment=…) or label")
+      ->capture_default_str();
   return [flags]() -> int {
-    std::vector<report::RunResult> runs;
-    for (const std::string& input : flags->inputs) {
-      for (report::RunResult& r : report::load_runs(input)) runs.push_back(std::move(r));
+    const ReportFlags& f = *flags;
+    std::vector<report::CompareInput> inputs;
+    for (const std::string& input : f.inputs) {
+      inputs.push_back({input_name(input), report::load_runs(input)});
     }
-    write_report(flags->output, render(flags->format, runs));
+    if (!f.chart.empty()) {
+      write_charts(f, inputs);
+      return 0;
+    }
+    if (f.format == "html") {
+      write_report(f.output, report::html_report(inputs, report::parse_series_rule(f.series_by),
+                                                 report::parse_chart_stat(f.stat)));
+      return 0;
+    }
+    std::vector<report::RunResult> runs;
+    for (report::CompareInput& input : inputs) {
+      for (report::RunResult& r : input.runs) runs.push_back(std::move(r));
+    }
+    write_report(f.output, render(f.format, runs));
     return 0;
   };
 }

@@ -1,8 +1,10 @@
 // File: cli/report_io.h
-// What `servebench report` and `servebench compare` share: where their text goes.
+// What `servebench report` and `servebench compare` share: where their text goes, and what an
+// input argument is called.
 #pragma once
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -22,6 +24,14 @@ inline void write_report(const std::string& path, const std::string& text) {
   out << text;
   out.close();
   if (!out) throw core::Error(core::ErrorKind::kInput, path, "cannot write the output file");
+}
+
+// A file is named by its stem, a directory by its own name ("results/ib/" -> "ib").
+inline std::string input_name(const std::string& path) {
+  std::filesystem::path p(path);
+  if (!p.has_filename()) p = p.parent_path();
+  std::error_code ec;
+  return std::filesystem::is_directory(p, ec) ? p.filename().string() : p.stem().string();
 }
 
 }  // namespace servebench::cli

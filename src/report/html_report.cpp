@@ -1,0 +1,209 @@
+// The HTML report: one self-contained page (inline CSS and SVG, no scripts, no external URLs) with
+// the runs' metadata, the seed tables and the charts. The tables are the markdown layouts of
+// tables.cpp turned into HTML, so both always show the same columns and numbers.
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "report/charts.h"
+#include "report/markup.h"
+#include "report/tables.h"
+
+namespace servebench::report {
+namespace {
+
+using markup::escape;
+
+std::vector<std::string> pipe_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string inner = line.substr(1, line.size() >= 2 ? line.size() - 2 : 0);
+  std::stringstream in(inner);
+  std::string cell;
+  while (std::getline(in, cell, '|')) {
+    const size_t b = cell.find_first_not_of(' ');
+    cells.push_back(b == std::string::npos ? ""
+                                           : cell.substr(b, cell.find_last_not_of(' ') - b + 1));
+  }
+  return cells;
+}
+
+// Markdown as tables.cpp writes it: "## " headings, pipe tables whose second line holds the
+// alignment (":---", "---:", ":---:"), and plain lines.
+std::string markdown_to_html(const std::string& markdown) {
+  std::vector<std::string> lines;
+  std::stringstream in(markdown);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string html;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (line.rfind("## ", 0) == 0) {
+      html += "<h3>" + escape(line.substr(3)) + "</h3>\n";
+    } else if (line.rfind("|", 0) == 0 && i + 1 < lines.size() && lines[i + 1].rfind("|", 0) == 0) {
+      const std::vector<std::string> headers = pipe_cells(line);
+      std::vector<std::string> aligns;
+      for (const std::string& rule : pipe_cells(lines[i + 1])) {
+        const bool left = !rule.empty() && rule.front() == ':';
+        const bool right = !rule.empty() && rule.back() == ':';
+        aligns.push_back(left && right ? "center" : right ? "right" : "left");
+      }
+      html += "<div class=\"table\"><table>\n<thead><tr>";
+      for (const std::string& h : headers) html += "<th>" + escape(h) + "</th>";
+      html += "</tr></thead>\n<tbody>\n";
+      for (i += 2; i < lines.size() && lines[i].rfind("|", 0) == 0; ++i) {
+        html += "<tr>";
+        const std::vector<std::string> cells = pipe_cells(lines[i]);
+        for (size_t c = 0; c < cells.size(); ++c) {
+          const std::string& align = c < aligns.size() ? aligns[c] : "left";
+          html += "<td class=\"" + align + "\">" + escape(cells[c]) + "</td>";
+        }
+        html += "</tr>\n";
+      }
+      --i;
+      html += "</tbody></table></div>\n";
+    } else if (!line.empty()) {
+      html += "<p>" + escape(line) + "</p>\n";
+    }
+  }
+  return html;
+}
+
+// Inline SVGs share the page's id space; cairo names its glyphs and clips "glyph0-1", "clip1" in
+// every file, so each chart's ids get a prefix of their own.
+std::string inline_svg(const std::string& svg, const std::string& prefix) {
+  std::string out = svg.substr(std::min(svg.find("<svg"), svg.size()));
+  const std::pair<std::string, std::string> kRenames[] = {
+      {"id=\"", "id=\"" + prefix}, {"href=\"#", "href=\"#" + prefix}, {"url(#", "url(#" + prefix}};
+  for (const auto& [from, to] : kRenames) {
+    for (size_t at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size())) {
+      out.replace(at, from.size(), to);
+    }
+  }
+  return out;
+}
+
+// The distinct values of a string key across the runs, in first-seen order, "; "-joined.
+std::string distinct_values(std::span<const CompareInput> inputs, const std::string& key) {
+  std::vector<std::string> values;
+  std::set<std::string> seen;
+  for (const CompareInput& input : inputs) {
+    for (const RunResult& run : input.runs) {
+      const auto it = run.result.find(key);
+      if (it == run.result.end() || !it->is_string()) continue;
+      if (seen.insert(it->get<std::string>()).second) values.push_back(it->get<std::string>());
+    }
+  }
+  std::string out;
+  for (const std::string& v : values) out += (out.empty() ? "" : "; ") + v;
+  return out.empty() ? "n/a" : out;
+}
+
+constexpr const char* kStyle = R"(
+body { font-family: "DejaVu Sans", Verdana, sans-serif; margin: 24px; color: #1a1a1a;
+       background: #ffffff; }
+h1 { font-size: 1.6em; margin: 0 0 8px 0; }
+h2 { font-size: 1.25em; border-bottom: 2px solid #1f77b4; padding-bottom: 4px; margin-top: 32px; }
+h3 { font-size: 1.05em; }
+dl.meta { display: grid; grid-template-columns: max-content auto; gap: 4px 16px; margin: 0; }
+dl.meta dt { font-weight: bold; }
+dl.meta dd { margin: 0; }
+div.table { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 0.85em; }
+th, td { border: 1px solid #c8c8c8; padding: 4px 8px; white-space: nowrap; }
+th { background: #eef3f8; }
+tbody tr:nth-child(even) { background: #f7f7f7; }
+td.right { text-align: right; font-variant-numeric: tabular-nums; }
+td.center { text-align: center; font-variant-numeric: tabular-nums; }
+div.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr));
+             gap: 16px; }
+figure { margin: 0; border: 1px solid #dddddd; padding: 8px; }
+figure svg { width: 100%; height: auto; display: block; }
+figcaption { font-size: 0.85em; color: #555555; margin-top: 4px; }
+footer { margin-top: 32px; font-size: 0.8em; color: #666666; }
+)";
+
+}  // namespace
+
+std::string html_report(std::span<const CompareInput> inputs, const SeriesRule& rule,
+                        ChartStat stat) {
+  std::vector<RunResult> runs;
+  for (const CompareInput& input : inputs)
+    runs.insert(runs.end(), input.runs.begin(), input.runs.end());
+  const SeriesRule effective_rule = resolve_series_rule(inputs, rule);
+  const std::vector<Series> series = group_series(inputs, effective_rule);
+  std::string series_by = "test name less its load";
+  if (effective_rule.kind == SeriesRule::Kind::kInput) series_by = "input";
+  if (effective_rule.kind == SeriesRule::Kind::kKey) series_by = "result key " + effective_rule.key;
+  const LoadAxis axis = choose_load_axis(series);
+
+  std::string series_names;
+  for (const Series& s : series) {
+    series_names +=
+        fmt::format("{}{} ({} runs)", series_names.empty() ? "" : "; ", s.name, s.runs.size());
+  }
+  std::string sources;
+  for (const CompareInput& input : inputs) sources += (sources.empty() ? "" : "; ") + input.name;
+
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>servebench report</title>\n<style>" +
+      std::string(kStyle) + "</style>\n</head>\n<body>\n<header>\n<h1>servebench report</h1>\n";
+  html += "<dl class=\"meta\">\n";
+  const std::pair<std::string, std::string> kMeta[] = {
+      {"Runs", std::to_string(runs.size())},
+      {"Inputs", sources},
+      {"Series", series_names},
+      {"Series by", series_by},
+      {"Models", distinct_values(inputs, "model_id")},
+      {"Backends", distinct_values(inputs, "backend")},
+      {"GPUs", distinct_values(inputs, "gpu_type")},
+      {"Dates", distinct_values(inputs, "date")},
+      {"Load axis", axis == LoadAxis::kRequestRate ? "request rate" : "max concurrency"},
+      {"Latency statistic", chart_stat_name(stat)},
+  };
+  for (const auto& [term, value] : kMeta) {
+    html += "<dt>" + escape(term) + "</dt><dd>" + escape(value) + "</dd>\n";
+  }
+  html += "</dl>\n</header>\n<main>\n<section>\n<h2>Results</h2>\n";
+  html += markdown_to_html(vllm_serving_markdown(runs, MarkdownStyle::kTabulate));
+  if (axis == LoadAxis::kMaxConcurrency) {
+    // Seed 004's table, one per series (its layout alone makes one per label, which several
+    // deployments at the same ISL:OSL share).
+    for (const Series& s : series) {
+      std::vector<RunResult> series_runs;
+      for (const RunResult* run : s.runs) series_runs.push_back(*run);
+      html +=
+          "<h3>" + escape(s.name) + "</h3>\n" + markdown_to_html(concurrency_markdown(series_runs));
+    }
+  }
+  html += "</section>\n<section>\n<h2>Charts</h2>\n<div class=\"charts\">\n";
+  int drawn = 0;
+  for (const std::string& name : chart_kind_names()) {
+    const ChartData chart = chart_data(series, parse_chart_kind(name), stat, axis);
+    if (chart.lines.empty()) continue;  // no run carries this figure (e.g. E2EL in vLLM's)
+    const ChartData one[] = {chart};
+    const std::string svg = render_charts(one, ImageFormat::kSvg);
+    html += "<figure id=\"chart-" + name + "\">\n" +
+            inline_svg(svg, "c" + std::to_string(drawn) + "-") + "\n";
+    bool off_scale = false;
+    for (const ChartLine& line : chart.lines) {
+      for (const ChartPoint& p : line.points) off_scale = off_scale || p.off_scale;
+    }
+    if (off_scale) {
+      html +=
+          "<figcaption>Dashed: to the unlimited load, drawn one step past the largest measured "
+          "load.</figcaption>\n";
+    }
+    html += "</figure>\n";
+    ++drawn;
+  }
+  html += "</div>\n</section>\n</main>\n";
+  html +=
+      "<footer>Made by servebench report from result files. Definitions: vLLM's (TTFT, TPOT "
+      "first token excluded, ITL per streamed chunk, E2E request latency).</footer>\n"
+      "</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace servebench::report
