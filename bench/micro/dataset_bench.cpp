@@ -1,7 +1,8 @@
 // File: bench/micro/dataset_bench.cpp
 // Building prompts before a run starts (docs/performance.md, "Datasets"):
 //   BM_RandomPrompts    vLLM's `random` prompts with exact token counts (1,000 and 100,000 of
-//                       1,024 tokens)
+//                       1,024 tokens), with the word rule and, when scripts/fetch-tokenizers.sh
+//                       has fetched it, Llama 3's tokenizer.json (BM_RandomPrompts/llama3)
 //   BM_ShareGptLarge    load a 650 MB ShareGPT-format file, shuffle, filter, tokenize and keep
 //                       1,000 prompts (the file is generated once into $TMPDIR or /tmp, never
 //                       committed; SERVEBENCH_SHAREGPT_MB changes its size)
@@ -11,6 +12,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -39,6 +42,44 @@ BENCHMARK(BM_RandomPrompts)
     ->Args({100000, 1024})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+void BM_RandomPromptsWith(benchmark::State& state,
+                          std::shared_ptr<const servebench::tokenizer::Tokenizer> tokenizer,
+                          size_t count) {
+  servebench::dataset::RandomOptions options;
+  options.input_len = 1024;
+  options.output_len = 128;
+  options.range_ratio = 0.1;
+  options.seed = 3;
+  servebench::dataset::RandomReport report;
+  for (auto _ : state) {
+    auto prompts = servebench::dataset::random_prompts(count, options, *tokenizer, &report);
+    benchmark::DoNotOptimize(prompts.data());
+  }
+  state.counters["token_mismatch"] = static_cast<double>(report.token_mismatch);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * count));
+}
+
+// Registered only when the real file is there (the tokenizer benchmark's rule).
+const bool kRealTokenizerRegistered = [] {
+  const char* env = std::getenv("SERVEBENCH_TOKENIZER_DIR");
+  const std::filesystem::path dir =
+      env && *env ? std::filesystem::path(env)
+                  : std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
+                        "build-deps" / "tokenizers";
+  const std::filesystem::path file = dir / "llama3" / "tokenizer.json";
+  if (!std::filesystem::exists(file)) return false;
+  std::shared_ptr<const servebench::tokenizer::Tokenizer> tokenizer =
+      servebench::tokenizer::load_tokenizer(file.string());
+  for (size_t count : {size_t{1000}, size_t{100000}}) {
+    benchmark::RegisterBenchmark(
+        ("BM_RandomPrompts/llama3/" + std::to_string(count) + "/1024").c_str(),
+        BM_RandomPromptsWith, tokenizer, count)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  return true;
+}();
 
 // A ShareGPT-shaped file: conversations of 1 to 10 turns of made-up words (a few escapes and
 // non-ASCII letters, as in the real file), written until it reaches `bytes`.
