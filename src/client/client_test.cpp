@@ -569,6 +569,23 @@ TEST_P(ClientRun, KeepAliveReusesOneConnection) {
   for (const Request& request : server.requests()) EXPECT_EQ(request.connection, 1);
 }
 
+TEST_P(ClientRun, ConnectionClosedByTheServerAfterAReplyIsNotReused) {
+  // Keep-alive by the headers, but the server closes after every reply: the next request must
+  // go out on a fresh connection (or be sent once more on one when the close raced it).
+  ScriptServer server([](const Request& request) {
+    Reply reply = testing::sse_reply(completion_events(request, 2));
+    reply.close = true;
+    return reply;
+  });
+  RunOptions options;
+  options.max_concurrency = 1;
+  RunResult result = run_plan(endpoint_for(server), body_options(), make_plan(4, 2), options);
+  expect_one_record_each(result, 4);
+  for (const RequestRecord& r : result.records) EXPECT_TRUE(r.success) << r.error;
+  EXPECT_EQ(server.connections_accepted(), 4);
+  EXPECT_EQ(server.requests().size(), 4u);  // none sent twice
+}
+
 // --- run: stop, drain, abort
 
 TEST_P(ClientRun, StopLeavesUnsentRequestsAsRecords) {

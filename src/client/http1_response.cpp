@@ -79,15 +79,10 @@ Http1Response::Progress Http1Response::feed(const char* data, size_t length, Res
       case State::kHead:
         offset += feed_head(at, left, sink);
         break;
-      case State::kLengthBody: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, left));
-        sink.on_body(at, take);
-        body_bytes_ += take;
-        remaining_ -= take;
-        offset += take;
+      case State::kLengthBody:
+        offset += pass_body(at, left, sink);
         if (remaining_ == 0) state_ = State::kDone;
         break;
-      }
       case State::kUntilClose:
         sink.on_body(at, left);
         body_bytes_ += left;
@@ -101,6 +96,14 @@ Http1Response::Progress Http1Response::feed(const char* data, size_t length, Res
   *consumed = offset;
   if (state_ == State::kFailed) return Progress::kMalformed;
   return state_ == State::kDone ? Progress::kComplete : Progress::kNeedMore;
+}
+
+size_t Http1Response::pass_body(const char* data, size_t available, ResponseSink& sink) {
+  size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, available));
+  sink.on_body(data, take);
+  body_bytes_ += take;
+  remaining_ -= take;
+  return take;
 }
 
 size_t Http1Response::feed_head(const char* data, size_t length, ResponseSink& sink) {
@@ -129,20 +132,20 @@ size_t Http1Response::feed_head(const char* data, size_t length, ResponseSink& s
   return used;
 }
 
-bool Http1Response::parse_head(ResponseSink& sink) {
+void Http1Response::parse_head(ResponseSink& sink) {
   std::string_view head = head_;
   size_t line_end = head.find('\n');
   std::string_view status_line = trim(head.substr(0, line_end));
   // "HTTP/1.1 200 OK"
   if (status_line.size() < 12 || status_line.substr(0, 7) != "HTTP/1." || status_line[8] != ' ') {
     fail("bad status line '" + std::string(status_line.substr(0, 40)) + "'");
-    return false;
+    return;
   }
   int status = 0;
   auto [end, error] = std::from_chars(status_line.data() + 9, status_line.data() + 12, status);
   if (error != std::errc() || end != status_line.data() + 12 || status < 100 || status > 999) {
     fail("bad status line '" + std::string(status_line.substr(0, 40)) + "'");
-    return false;
+    return;
   }
   bool http10 = status_line[7] == '0';
 
@@ -158,7 +161,7 @@ bool Http1Response::parse_head(ResponseSink& sink) {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) {
       fail("header line without ':' '" + std::string(trim(line).substr(0, 40)) + "'");
-      return false;
+      return;
     }
     std::string_view name = trim(line.substr(0, colon));
     std::string_view value = trim(line.substr(colon + 1));
@@ -168,7 +171,7 @@ bool Http1Response::parse_head(ResponseSink& sink) {
       if (parse_error != std::errc() || at != value.data() + value.size() ||
           (has_length && parsed != content_length)) {
         fail("bad Content-Length '" + std::string(value.substr(0, 40)) + "'");
-        return false;
+        return;
       }
       has_length = true;
       content_length = parsed;
@@ -184,11 +187,11 @@ bool Http1Response::parse_head(ResponseSink& sink) {
   if (status < 200) {
     if (status == 101) {
       fail("unexpected 101 Switching Protocols");
-      return false;
+      return;
     }
     head_.clear();  // an interim response: the real head follows
     head_scanned_ = 0;
-    return true;
+    return;
   }
   status_ = status;
   keep_alive_ = !connection_close && (!http10 || connection_keep_alive);
@@ -206,7 +209,6 @@ bool Http1Response::parse_head(ResponseSink& sink) {
     state_ = State::kUntilClose;  // RFC 9112 §6.3: read until the server closes
     keep_alive_ = false;
   }
-  return true;
 }
 
 size_t Http1Response::feed_chunked(const char* data, size_t length, ResponseSink& sink) {
@@ -252,15 +254,10 @@ size_t Http1Response::feed_chunked(const char* data, size_t length, ResponseSink
         end_of_size_line();
         break;
       }
-      case State::kChunkData: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, length - offset));
-        sink.on_body(data + offset, take);
-        body_bytes_ += take;
-        remaining_ -= take;
-        offset += take;
+      case State::kChunkData:
+        offset += pass_body(data + offset, length - offset, sink);
         if (remaining_ == 0) state_ = State::kChunkDataEnd;
         break;
-      }
       case State::kChunkDataEnd:
         ++offset;
         if (c == '\n') {

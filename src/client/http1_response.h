@@ -57,10 +57,12 @@ class Http1Response {
   };
 
   Progress fail(std::string message);
-  // Parses the head in head_; chooses the body framing.
-  bool parse_head(ResponseSink& sink);
+  // Parses the head in head_; chooses the body framing (or fails).
+  void parse_head(ResponseSink& sink);
   size_t feed_head(const char* data, size_t length, ResponseSink& sink);
   size_t feed_chunked(const char* data, size_t length, ResponseSink& sink);
+  // Hands on up to remaining_ body bytes; returns how many.
+  size_t pass_body(const char* data, size_t available, ResponseSink& sink);
 
   State state_ = State::kHead;
   std::string head_;
