@@ -131,6 +131,20 @@ void reject_extras(const std::vector<std::string>& extras) {
   usage("run", "unexpected argument '" + first + "'");
 }
 
+// "1,4,16,inf" → its items; an empty item is an error naming the flag.
+std::vector<std::string> split_list(const std::string& flag, const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (item.empty()) usage(flag, "empty value in the list '" + text + "'");
+    items.push_back(item);
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
 double positive_or_inf(const std::string& flag, const std::string& text) {
   double v = parse_double(flag, text);
   if (!(v > 0)) usage(flag, "must be a positive number or inf, got " + text);
@@ -395,11 +409,27 @@ void check_dataset(const RawFlags& f, const Given& given, run::RunConfig& c) {
           "applies only to trace datasets (mooncake, timed_trace, "
           "azure_trace)");
   }
-  c.request_rate = positive_or_inf("--request-rate", f.request_rate);
+  // A comma-separated list runs one benchmark per value (vLLM's suite: qps_list,
+  // max_concurrency_list; seeds 000 and 004).
+  for (const std::string& item : split_list("--request-rate", f.request_rate))
+    c.request_rates.push_back(positive_or_inf("--request-rate", item));
+  c.request_rate = c.request_rates.front();
   c.burstiness = positive_or_inf("--burstiness", f.burstiness);
   if (given("--max-concurrency")) {
-    c.max_concurrency =
-        static_cast<int>(parse_int("--max-concurrency", f.max_concurrency, 1, 10'000'000));
+    for (const std::string& item : split_list("--max-concurrency", f.max_concurrency))
+      c.max_concurrencies.push_back(
+          static_cast<int>(parse_int("--max-concurrency", item, 1, 10'000'000)));
+    c.max_concurrency = c.max_concurrencies.front();
+  } else {
+    c.max_concurrencies = {0};
+  }
+  if (c.request_rates.size() * c.max_concurrencies.size() > 1) {
+    for (const char* flag : {"--result-filename", "--records"}) {
+      if (given(flag))
+        usage(flag, "names one file, but the --request-rate/--max-concurrency lists make " +
+                        std::to_string(c.request_rates.size() * c.max_concurrencies.size()) +
+                        " runs; use --result-dir (each run gets vLLM's file name)");
+    }
   }
 
   // Bodies. vLLM forces ignore_eos for the random dataset on OpenAI-compatible backends; other
@@ -625,10 +655,13 @@ Action add_run_command(CLI::App& app) {
   opt("--trace-time-scale", f->trace_time_scale,
       "trace datasets: multiply the trace's times by this (2 = half speed)", traffic);
 
-  opt("--request-rate", f->request_rate, "requests per second (inf: all at once)", traffic);
+  opt("--request-rate", f->request_rate,
+      "requests per second (inf: all at once); a list (1,4,16,inf) runs one benchmark each",
+      traffic);
   opt("--burstiness", f->burstiness, "gamma shape of the gaps: 1 Poisson, <1 burstier, >1 steadier",
       traffic);
-  opt("--max-concurrency", f->max_concurrency, "at most this many requests in flight", traffic);
+  opt("--max-concurrency", f->max_concurrency,
+      "at most this many requests in flight; a list (1,2,4,8) runs one benchmark each", traffic);
   opt("--num-warmups", f->num_warmups, "warmup requests before the run (not measured)", traffic);
 
   flag("--ignore-eos", f->ignore_eos, "send ignore_eos (always on for the random dataset)", body);

@@ -33,11 +33,13 @@ struct RunConfig {
 
   // --- dataset and traffic
   int num_prompts = 1000;
-  dataset::DatasetOptions dataset;  // --dataset-name and every dataset's flags
-  double trace_time_scale = 1.0;    // trace datasets: --trace-time-scale
-  double request_rate = 0;          // inf allowed
+  dataset::DatasetOptions dataset;    // --dataset-name and every dataset's flags
+  double trace_time_scale = 1.0;      // trace datasets: --trace-time-scale
+  double request_rate = 0;            // inf allowed; the current run's value of the list below
+  std::vector<double> request_rates;  // --request-rate list: one run per value (× concurrency)
   double burstiness = 1.0;
-  int max_concurrency = 0;  // 0 = none
+  int max_concurrency = 0;             // 0 = none; the current run's value of the list below
+  std::vector<int> max_concurrencies;  // --max-concurrency list ({0} when not given)
   uint64_t seed = 0;
 
   // --- request bodies

@@ -26,6 +26,7 @@
 #include "metrics/metrics.h"
 #include "record/record.h"
 #include "report/report.h"
+#include "report/tables.h"
 #include "schedule/schedule.h"
 #include "sim/sim.h"
 #include "tokenizer/tokenizer.h"
@@ -212,12 +213,19 @@ Target resolve_target(RunConfig& c, const std::shared_ptr<const tokenizer::Token
   return t;
 }
 
-std::vector<client::PlannedRequest> make_plan(const RunConfig& c, const tokenizer::Tokenizer& tok) {
+std::vector<dataset::Prompt> make_prompts(const RunConfig& c, const tokenizer::Tokenizer& tok) {
   dataset::DatasetReport report;
   auto prompts = dataset::make_prompts(static_cast<size_t>(c.num_prompts), c.dataset, tok, &report);
   for (const std::string& note : report.notes) {
     std::fprintf(stderr, "servebench: %s dataset: %s\n", c.dataset.name.c_str(), note.c_str());
   }
+  return prompts;
+}
+
+// The prompts with their intended send times at this run's rate (the same prompts for every
+// run of a sweep, as vLLM's suite reuses its seed).
+std::vector<client::PlannedRequest> make_plan(const RunConfig& c,
+                                              const std::vector<dataset::Prompt>& prompts) {
   std::vector<int64_t> times;
   if (dataset::is_trace_dataset(c.dataset.name)) {
     std::vector<int64_t> offsets(prompts.size());
@@ -234,7 +242,7 @@ std::vector<client::PlannedRequest> make_plan(const RunConfig& c, const tokenize
   for (size_t i = 0; i < prompts.size(); ++i) {
     plan[i].index = i;
     plan[i].intended_ns = times[i];
-    plan[i].prompt = std::move(prompts[i].text);
+    plan[i].prompt = prompts[i].text;
     plan[i].prompt_tokens = prompts[i].prompt_tokens;
     plan[i].max_tokens = prompts[i].output_tokens;
   }
@@ -420,8 +428,9 @@ report::RunInfo run_info(const RunConfig& c, const Target& target, const std::st
   return info;
 }
 
-void report_and_save(const RunConfig& c, const Target& target, const std::string& date,
-                     const Paths& paths, const MainRun& m) {
+// Prints the run's console blocks, saves its result when asked, and returns the result.
+nlohmann::json report_and_save(const RunConfig& c, const Target& target, const std::string& date,
+                               const Paths& paths, const MainRun& m) {
   print_failures(m.records);
   metrics::Options mo;
   mo.percentiles = c.percentiles;
@@ -436,13 +445,13 @@ void report_and_save(const RunConfig& c, const Target& target, const std::string
   std::fputs(report::vllm_console_block(summary, info).c_str(), stdout);
   std::fputs(report::extras_console_block(summary, info).c_str(), stdout);
   std::fflush(stdout);
-  if (paths.result.empty()) return;
   nlohmann::json result = report::vllm_result_json(summary, info, m.records, c.save_detailed);
   nlohmann::json& ours = result["servebench"];
   if (!ours.contains("client")) ours["client"] = nlohmann::json::object();
   ours["client"].update(run_state_json(m.interrupted, m.not_sent));
   if (!paths.records.empty()) ours["records_file"] = paths.records;
   ours["dataset"] = dataset_json(c);
+  if (paths.result.empty()) return result;
   save_result(paths.result, result, c.append_result);
   // vLLM writes its PyTorch-benchmark side file only when this variable is set.
   if (std::getenv("SAVE_TO_PYTORCH_BENCHMARK_FORMAT")) {
@@ -453,6 +462,32 @@ void report_and_save(const RunConfig& c, const Target& target, const std::string
       save_result(stem + ".pytorch.json", pt, false);
     }
   }
+  return result;
+}
+
+// After a sweep, its runs side by side: seed 004's table when the concurrency varied, else
+// vLLM's serving table (seed 000).
+void print_sweep_summary(const RunConfig& c, std::vector<report::RunResult> runs) {
+  if (runs.size() < 2) return;
+  std::printf("\n%s\n", std::string(50, '=').c_str());
+  std::printf("Sweep: %zu runs\n", runs.size());
+  if (c.max_concurrencies.size() > 1 && c.request_rates.size() == 1) {
+    std::fputs(report::concurrency_markdown(runs).c_str(), stdout);
+  } else {
+    std::fputs(report::vllm_serving_markdown(runs, report::MarkdownStyle::kAligned).c_str(),
+               stdout);
+  }
+  std::fflush(stdout);
+}
+
+// A sweep run's row name: what varies ("qps_4", "concurrency_16", "qps_4_concurrency_16").
+std::string sweep_point_name(const RunConfig& c) {
+  std::string name;
+  if (c.request_rates.size() > 1) name = "qps_" + python_float(c.request_rate);
+  if (c.max_concurrencies.size() > 1)
+    name +=
+        (name.empty() ? "" : "_") + std::string("concurrency_") + std::to_string(c.max_concurrency);
+  return name;
 }
 
 }  // namespace
@@ -466,11 +501,12 @@ int execute_run(RunConfig c) {
   if (c.tokenizer.empty() && c.model.empty() && !c.embedded)
     run_tok = tokenizer_for("", target.model_id);
   target.tokenizer_id = run_tok.id;
-  const Paths paths = output_paths(c, target.model_id, date);
-  auto plan = make_plan(c, *tok);
+  const std::vector<dataset::Prompt> prompts = make_prompts(c, *tok);
   // Some datasets yield fewer prompts than --num-prompts (a short trace, --no-oversample,
   // prefix_repetition's whole groups): the run, its warmups and its results count those.
-  c.num_prompts = static_cast<int>(plan.size());
+  c.num_prompts = static_cast<int>(prompts.size());
+  if (c.request_rates.empty()) c.request_rates = {c.request_rate};
+  if (c.max_concurrencies.empty()) c.max_concurrencies = {c.max_concurrency};
   if (!c.temperature_given) {
     std::printf(
         "WARNING: no --temperature given, so requests carry none and the server's default "
@@ -478,25 +514,41 @@ int execute_run(RunConfig c) {
         "greedy decoding.\n");
   }
   initial_test_run(c, target.endpoint);
-  RecordsFile records_file(paths.records);
 
   client::BodyOptions body;
   body.ignore_eos = c.ignore_eos;
   body.extra_body_json = c.extra_body_json;
   body.request_id_prefix = c.request_id_prefix;
-  client::RunOptions options;
-  options.max_concurrency = c.max_concurrency;
-  options.io_threads = c.io_threads;
-  options.http_engine = c.http_engine;
-  options.stop = &g_stop;
-  options.drain_timeout_s = c.drain_timeout_s;
-
-  warn_if_too_few_files(c);
   SigintHandler sigint;
-  run_warmups(c, target.endpoint, body, plan.front(), options, *tok, records_file);
-  MainRun main_run = run_main(c, target.endpoint, body, plan, options, *tok, records_file);
-  report_and_save(c, target, date, paths, main_run);
-  return main_run.interrupted ? 130 : 0;
+  std::vector<report::RunResult> sweep;
+  for (double rate : c.request_rates) {
+    for (int concurrency : c.max_concurrencies) {
+      RunConfig point = c;
+      point.request_rate = rate;
+      point.max_concurrency = concurrency;
+      const Paths paths = output_paths(point, target.model_id, date);
+      const std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
+      RecordsFile records_file(paths.records);
+      client::RunOptions options;
+      options.max_concurrency = point.max_concurrency;
+      options.io_threads = point.io_threads;
+      options.http_engine = point.http_engine;
+      options.stop = &g_stop;
+      options.drain_timeout_s = point.drain_timeout_s;
+
+      warn_if_too_few_files(point);
+      run_warmups(point, target.endpoint, body, plan.front(), options, *tok, records_file);
+      MainRun main_run = run_main(point, target.endpoint, body, plan, options, *tok, records_file);
+      nlohmann::json result = report_and_save(point, target, date, paths, main_run);
+      if (main_run.interrupted) return 130;  // the runs not started are not part of the sweep
+      sweep.push_back(report::RunResult{.source = paths.result,
+                                        .format = "servebench",
+                                        .test_name = sweep_point_name(point),
+                                        .result = std::move(result)});
+    }
+  }
+  print_sweep_summary(c, std::move(sweep));
+  return 0;
 }
 
 }  // namespace servebench::cli::run

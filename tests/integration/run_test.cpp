@@ -376,6 +376,9 @@ TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
       {{"--request-rate", "0"}, "--request-rate"},
       {{"--burstiness", "-1"}, "--burstiness"},
       {{"--max-concurrency", "0"}, "--max-concurrency"},
+      {{"--max-concurrency", "1,,4"}, "--max-concurrency"},
+      {{"--request-rate", "1,x"}, "--request-rate"},
+      {{"--request-rate", "1,2", "--result-filename", "r.json"}, "--result-filename"},
       {{"--goodput", "ttft=5"}, "--goodput"},
       {{"--goodput", "latency:5"}, "--goodput"},
       {{"--metadata", "novalue"}, "--metadata"},
@@ -411,6 +414,44 @@ TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
     EXPECT_EQ(lines[0].rfind("servebench: " + flag, 0), 0u) << lines[0];
     EXPECT_TRUE(o.out.empty()) << o.out;
   }
+}
+
+TEST(RunSweep, ConcurrencyListRunsOneBenchmarkEachThenTheTable) {
+  TempDir dir;
+  std::vector<std::string> args = small_run(dir.path());
+  args[2] = "8";  // --num-prompts
+  args.insert(args.end(), {"--max-concurrency", "1,4"});
+  Outcome o = run(args);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  // One vLLM block per value, in order, then seed 004's table with one row each.
+  size_t first = o.out.find("Maximum request concurrency: 1\n");
+  size_t second = o.out.find("Maximum request concurrency: 4\n");
+  ASSERT_NE(first, std::string::npos) << o.out;
+  ASSERT_NE(second, std::string::npos) << o.out;
+  EXPECT_LT(first, second);
+  size_t blocks = 0;
+  for (size_t at = 0; (at = o.out.find("Serving Benchmark Result", at)) != std::string::npos; ++at)
+    ++blocks;
+  EXPECT_EQ(blocks, 2u);
+  size_t table = o.out.find("Sweep: 2 runs");
+  ASSERT_NE(table, std::string::npos) << o.out;
+  EXPECT_GT(table, second);
+  EXPECT_TRUE(std::regex_search(o.out.substr(table), std::regex(R"(\n\| 1 \| [0-9.]+ \|)")))
+      << o.out.substr(table);
+  EXPECT_TRUE(std::regex_search(o.out.substr(table), std::regex(R"(\n\| 4 \| [0-9.]+ \|)")))
+      << o.out.substr(table);
+  // A result per run, named by vLLM's rule, each with its own concurrency and every request.
+  std::set<int> concurrencies;
+  for (const auto& name : dir.files()) {
+    if (!name.ends_with(".json")) continue;
+    json result = json::parse(read_file(dir.path() + "/" + name));
+    EXPECT_EQ(result["completed"], 8) << name;  // every request of the run
+    concurrencies.insert(result["max_concurrency"].get<int>());
+    EXPECT_NE(name.find("-concurrency" + std::to_string(result["max_concurrency"].get<int>())),
+              std::string::npos)
+        << name;
+  }
+  EXPECT_EQ(concurrencies, (std::set<int>{1, 4}));
 }
 
 TEST(RunCli, AcceptsUnderscoresAndEqualsLikeVllm) {
