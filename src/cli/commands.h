@@ -17,7 +17,10 @@ namespace servebench::cli {
 using Action = std::function<int()>;
 
 Action add_sim_command(CLI::App& app);
-Action add_run_command(CLI::App& app);
+// check_only: the action validates the flags and returns 0 without running (`suite --dry-run`).
+Action add_run_command(CLI::App& app, bool check_only = false);
+// `suite` runs a file of named `run` tests in order (suite_command.cpp, docs/run.md "Suites").
+Action add_suite_command(CLI::App& app);
 // `tokenize` shows what a tokenizer makes of a text, or of ids (tokenize_command.cpp).
 Action add_tokenize_command(CLI::App& app);
 // `report` and `compare` read finished result files (report_command.cpp, compare_command.cpp).

@@ -15,16 +15,17 @@ int main(int argc, char** argv) {
     cli::Action action;
   };
   // Registration order is the order `servebench --help` lists them.
-  Command commands[] = {{nullptr, cli::add_run_command(app)},
-                        {nullptr, cli::add_sim_command(app)},
-                        {nullptr, cli::add_report_command(app)},
-                        {nullptr, cli::add_compare_command(app)},
-                        {nullptr, cli::add_tokenize_command(app)}};
+  Command commands[] = {
+      {nullptr, cli::add_run_command(app)},      {nullptr, cli::add_sim_command(app)},
+      {nullptr, cli::add_report_command(app)},   {nullptr, cli::add_compare_command(app)},
+      {nullptr, cli::add_tokenize_command(app)}, {nullptr, cli::add_suite_command(app)},
+  };
   commands[0].sub = app.get_subcommand("run");
   commands[1].sub = app.get_subcommand("sim");
   commands[2].sub = app.get_subcommand("report");
   commands[3].sub = app.get_subcommand("compare");
   commands[4].sub = app.get_subcommand("tokenize");
+  commands[5].sub = app.get_subcommand("suite");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

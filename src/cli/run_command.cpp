@@ -43,6 +43,8 @@ struct RawFlags {
               random_prefix_len = "0";
   bool no_oversample = false, disable_shuffle = false, skip_chat_template = false,
        custom_skip_chat_template = false, gsp_ordered = false;
+  bool multi_turn = false;  // servebench: sharegpt conversations turn by turn
+  std::string max_turns = "0", max_active_conversations;
   std::string sharegpt_output_len, custom_output_len = "256", sonnet_input_len = "550",
                                    sonnet_output_len = "150", sonnet_prefix_len = "200";
   std::string prefix_repetition_prefix_len = "256", prefix_repetition_suffix_len = "256",
@@ -285,6 +287,17 @@ void check_other_datasets(const RawFlags& f, const Given& given, run::RunConfig&
   d.sharegpt.file = d.custom.file = sampling;
   if (given("--sharegpt-output-len")) {
     d.sharegpt.output_len = length_flag("--sharegpt-output-len", f.sharegpt_output_len, 1);
+  }
+  d.sharegpt.multi_turn = f.multi_turn;
+  d.sharegpt.max_turns = length_flag("--max-turns", f.max_turns, 0);
+  if (given("--max-active-conversations")) {
+    c.max_active_conversations = static_cast<int>(
+        parse_int("--max-active-conversations", f.max_active_conversations, 1, 10'000'000));
+  }
+  if (f.multi_turn && f.dataset_name != "sharegpt")
+    usage("--multi-turn", "replays sharegpt conversations; use --dataset-name sharegpt");
+  for (const char* flag : {"--max-turns", "--max-active-conversations"}) {
+    if (!f.multi_turn && given(flag)) usage(flag, "applies only with --multi-turn");
   }
   d.custom.output_len =
       static_cast<int32_t>(parse_int("--custom-output-len", f.custom_output_len, -1, 10'000'000));
@@ -536,7 +549,7 @@ run::RunConfig validate(const RawFlags& f, const CLI::App& sub) {
 
 }  // namespace
 
-Action add_run_command(CLI::App& app) {
+Action add_run_command(CLI::App& app, bool check_only) {
   CLI::App* sub = app.add_subcommand(
       "run",
       "Benchmark an OpenAI-compatible server, as `vllm bench serve` does (same flags, console "
@@ -610,6 +623,13 @@ Action add_run_command(CLI::App& app) {
        "send only the usable rows when a file has fewer than --num-prompts", data);
   flag("--skip-chat-template", f->skip_chat_template,
        "accepted for compatibility: prompts are always sent without a chat template", data);
+  flag("--multi-turn", f->multi_turn,
+       "sharegpt: replay whole conversations, each turn sent with its history when the previous "
+       "answer ends; --num-prompts counts conversations",
+       extra);
+  opt("--max-turns", f->max_turns, "--multi-turn: at most this many user turns (0: all)", extra);
+  opt("--max-active-conversations", f->max_active_conversations,
+      "--multi-turn: at most this many conversations under way at once", extra);
   opt("--sharegpt-output-len", f->sharegpt_output_len,
       "sharegpt: output tokens per request (default: the reply's tokens)", data);
   opt("--custom-output-len", f->custom_output_len,
@@ -712,7 +732,10 @@ Action add_run_command(CLI::App& app) {
   opt("--sim-trace-out", f->sim_trace_out,
       "server-side times per request (JSONL, as servebench sim --trace-out)", simg);
 
-  return [f, sub]() -> int { return run::execute_run(validate(*f, *sub)); };
+  return [f, sub, check_only]() -> int {
+    run::RunConfig config = validate(*f, *sub);
+    return check_only ? 0 : run::execute_run(std::move(config));
+  };
 }
 
 }  // namespace servebench::cli

@@ -40,6 +40,8 @@ struct RunConfig {
   double burstiness = 1.0;
   int max_concurrency = 0;             // 0 = none; the current run's value of the list below
   std::vector<int> max_concurrencies;  // --max-concurrency list ({0} when not given)
+  int max_active_conversations = 0;    // --max-active-conversations (multi-turn); 0 = none
+  int num_conversations = 0;           // multi-turn: conversations the dataset gave (set by run)
   uint64_t seed = 0;
 
   // --- request bodies

@@ -236,7 +236,13 @@ std::vector<client::PlannedRequest> make_plan(const RunConfig& c,
     arrivals.request_rate = c.request_rate;
     arrivals.burstiness = c.burstiness;
     arrivals.seed = c.seed;
-    times = schedule::arrival_times_ns(prompts.size(), arrivals);
+    // Multi-turn: the arrivals are the conversations' first turns; a later turn is sent when
+    // the turn before it ends (client.h).
+    const size_t first_turns = static_cast<size_t>(std::count_if(
+        prompts.begin(), prompts.end(), [](const dataset::Prompt& p) { return p.turn == 0; }));
+    const std::vector<int64_t> starts = schedule::arrival_times_ns(first_turns, arrivals);
+    for (size_t i = 0, next = 0; i < prompts.size(); ++i)
+      times.push_back(prompts[i].turn == 0 ? starts[next++] : times.back());
   }
   std::vector<client::PlannedRequest> plan(prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -245,6 +251,9 @@ std::vector<client::PlannedRequest> make_plan(const RunConfig& c,
     plan[i].prompt = prompts[i].text;
     plan[i].prompt_tokens = prompts[i].prompt_tokens;
     plan[i].max_tokens = prompts[i].output_tokens;
+    plan[i].conversation = prompts[i].conversation;
+    plan[i].turn = prompts[i].turn;
+    if (prompts[i].turn > 0) plan[i].follows = static_cast<int64_t>(i) - 1;  // turns are in order
   }
   return plan;
 }
@@ -288,6 +297,9 @@ void run_warmups(const RunConfig& c, const client::Endpoint& ep, const client::B
     warm[i].index = static_cast<uint64_t>(c.num_prompts) + i;  // after the measured ones
     warm[i].intended_ns = 0;
     warm[i].warmup = true;
+    warm[i].conversation = -1;  // single requests, even when the first is a conversation's
+    warm[i].turn = 0;
+    warm[i].follows = -1;
   }
   ProgressBar bar(warm.size(), !c.disable_tqdm);
   client::run(ep, body, warm, options, tok, [&](record::RequestRecord&& r) {
@@ -338,6 +350,12 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   }
   std::printf("Maximum request concurrency: %s\n",
               c.max_concurrency > 0 ? std::to_string(c.max_concurrency).c_str() : "None");
+  if (c.dataset.sharegpt.multi_turn) {
+    std::printf("Multi-turn: %d conversations, %zu turns; maximum active conversations: %s\n",
+                c.num_conversations, plan.size(),
+                c.max_active_conversations > 0 ? std::to_string(c.max_active_conversations).c_str()
+                                               : "None");
+  }
   std::fflush(stdout);
 
   MainRun m;
@@ -370,6 +388,13 @@ nlohmann::json dataset_json(const RunConfig& c) {
   nlohmann::json j = {{"name", c.dataset.name},
                       {"path", path.empty() ? nlohmann::json(nullptr) : nlohmann::json(path)}};
   if (dataset::is_trace_dataset(c.dataset.name)) j["trace_time_scale"] = c.trace_time_scale;
+  if (c.dataset.sharegpt.multi_turn) {
+    j["multi_turn"] = {{"conversations", c.num_conversations},
+                       {"max_turns", c.dataset.sharegpt.max_turns},
+                       {"max_active_conversations", c.max_active_conversations > 0
+                                                        ? nlohmann::json(c.max_active_conversations)
+                                                        : nlohmann::json(nullptr)}};
+  }
   return j;
 }
 
@@ -505,6 +530,10 @@ int execute_run(RunConfig c) {
   // Some datasets yield fewer prompts than --num-prompts (a short trace, --no-oversample,
   // prefix_repetition's whole groups): the run, its warmups and its results count those.
   c.num_prompts = static_cast<int>(prompts.size());
+  c.num_conversations =
+      static_cast<int>(std::count_if(prompts.begin(), prompts.end(), [](const dataset::Prompt& p) {
+        return p.conversation >= 0 && p.turn == 0;
+      }));
   if (c.request_rates.empty()) c.request_rates = {c.request_rate};
   if (c.max_concurrencies.empty()) c.max_concurrencies = {c.max_concurrency};
   if (!c.temperature_given) {
@@ -531,6 +560,7 @@ int execute_run(RunConfig c) {
       RecordsFile records_file(paths.records);
       client::RunOptions options;
       options.max_concurrency = point.max_concurrency;
+      options.max_active_conversations = point.max_active_conversations;
       options.io_threads = point.io_threads;
       options.http_engine = point.http_engine;
       options.stop = &g_stop;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <unordered_map>
 
 #include "client/curl_transport.h"
 #include "client/event_loop.h"
@@ -43,7 +44,8 @@ struct CpuMeter {
   }
 };
 
-// Round-robin in plan order: each loop's share stays sorted by intended time.
+// Round-robin by intended time: each loop's share stays sorted by it. A conversation's later
+// turns go to the loop of its first turn (the loop that sends a turn builds the next one).
 std::vector<std::vector<const PlannedRequest*>> split_plan(const std::vector<PlannedRequest>& plan,
                                                            int loops) {
   std::vector<std::vector<const PlannedRequest*>> shares(static_cast<size_t>(loops));
@@ -52,8 +54,26 @@ std::vector<std::vector<const PlannedRequest*>> split_plan(const std::vector<Pla
   for (const PlannedRequest& request : plan) ordered.push_back(&request);
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](auto* a, auto* b) { return a->intended_ns < b->intended_ns; });
-  for (size_t i = 0; i < ordered.size(); ++i) shares[i % shares.size()].push_back(ordered[i]);
+  std::unordered_map<int64_t, size_t> conversation_loop;
+  size_t paced = 0;
+  for (const PlannedRequest* request : ordered) {
+    if (request->follows >= 0) continue;
+    size_t loop = paced++ % shares.size();
+    if (request->conversation >= 0) conversation_loop.emplace(request->conversation, loop);
+    shares[loop].push_back(request);
+  }
+  for (const PlannedRequest* request : ordered) {
+    if (request->follows < 0) continue;
+    auto found = conversation_loop.find(request->conversation);
+    // A turn without a first turn goes anywhere: its loop reports the broken link.
+    shares[found != conversation_loop.end() ? found->second : 0].push_back(request);
+  }
   return shares;
+}
+
+size_t paced_count(const std::vector<PlannedRequest>& plan) {
+  return static_cast<size_t>(std::count_if(plan.begin(), plan.end(),
+                                           [](const PlannedRequest& r) { return r.follows < 0; }));
 }
 
 }  // namespace
@@ -72,8 +92,10 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
   shared.options = &options;
   shared.extra_body = detail::parse_extra_body(body.extra_body_json);
   shared.concurrency_cap = std::max(0, options.max_concurrency);
+  shared.conversation_cap = std::max(0, options.max_active_conversations);
 
-  int loop_count = std::clamp(options.io_threads, 1, static_cast<int>(plan.size()));
+  int loop_count =
+      std::clamp(options.io_threads, 1, static_cast<int>(std::max<size_t>(1, paced_count(plan))));
   std::vector<std::unique_ptr<detail::EventLoop>> loops;
   for (auto& share : split_plan(plan, loop_count))
     loops.push_back(std::make_unique<detail::EventLoop>(shared, std::move(share)));

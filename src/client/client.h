@@ -42,6 +42,15 @@ struct PlannedRequest {
   int32_t prompt_tokens = 0;
   int32_t max_tokens = 0;
   bool warmup = false;
+  // Multi-turn: a turn > 0 names the `index` of the previous turn of its conversation in
+  // `follows`. It has no send time of its own: it is sent when that turn's record ends
+  // successfully (its record's intended_ns is then that turn's done_ns), with the history
+  // (chat: earlier user prompts and the answers actually generated, as messages; completions:
+  // "prompt0" + answer0 + "\n\n" + prompt1 + …). When the previous turn failed or the run
+  // stopped, it gets a record without being sent. All turns need the same loop; run() sees to it.
+  int64_t conversation = -1;  // -1 = a single request
+  int32_t turn = 0;
+  int64_t follows = -1;  // -1 = sent at intended_ns (every request that is not a later turn)
 };
 
 struct BodyOptions {
@@ -61,6 +70,9 @@ enum class HttpEngine {
 
 struct RunOptions {
   int max_concurrency = 0;  // 0 = unlimited
+  // Conversations begun and not yet ended (last turn done, or failed); a first turn is held
+  // (keeping its intended time) while this many are active. 0 = unlimited.
+  int max_active_conversations = 0;
   HttpEngine http_engine = HttpEngine::kAuto;
   int io_threads = 1;
   // Set to true (e.g. by SIGINT) to stop sending; in-flight requests get `drain_timeout_s`.

@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <mutex>
+#include <unordered_map>
 
 #include "client/request_body.h"
 #include "client/sse_stream.h"
@@ -112,10 +114,13 @@ struct EventLoop::Impl {
   EventLoop* self;
   std::vector<const PlannedRequest*> plan;
   std::vector<Prepared> requests;
-  size_t next = 0;         // next request to send
-  size_t remaining = 0;    // requests without a record yet
-  bool next_held = false;  // the next request found no free concurrency slot at its time
-  bool more_due = false;   // dispatch_due stopped at kMaxStartsPerPass with more already due
+  std::vector<Prepared*> paced;       // requests sent at their intended time (not later turns)
+  size_t next = 0;                    // next of `paced` to send
+  std::deque<Prepared*> ready_turns;  // later turns whose previous turn ended: due now
+  size_t remaining = 0;               // requests without a record yet
+  bool next_held = false;             // the next paced request found no free slot (or conversation)
+  bool turn_held = false;             // the first ready turn found no free concurrency slot
+  bool more_due = false;  // dispatch_due stopped at kMaxStartsPerPass with more already due
   std::atomic<bool> waiting_for_slot{false};
 
   int epoll_fd = -1;
@@ -154,12 +159,41 @@ struct EventLoop::Impl {
     const Endpoint& endpoint = *shared.endpoint;
     const BodyOptions& options = *shared.body;
     requests.resize(plan.size());
+    std::unordered_map<uint64_t, Prepared*> by_index;  // only for plans with later turns
+    const bool conversations = std::any_of(plan.begin(), plan.end(),
+                                           [](const PlannedRequest* r) { return r->follows >= 0; });
     for (size_t i = 0; i < plan.size(); ++i) {
       Prepared& p = requests[i];
       p.plan = plan[i];
-      p.body = build_request_body(endpoint, options, shared.extra_body, *p.plan);
       p.request_id = options.request_id_prefix + std::to_string(p.plan->index);
       p.request_id_header = "x-request-id: " + p.request_id;
+      p.prompt_tokens = p.plan->prompt_tokens;
+      if (conversations) by_index[p.plan->index] = &p;
+      if (p.plan->follows >= 0) {
+        p.intended_ns = -1;  // until the previous turn ends; never scheduled
+        continue;            // its body needs the history
+      }
+      p.intended_ns = p.plan->intended_ns;
+      p.body = build_request_body(endpoint, options, shared.extra_body, *p.plan);
+      paced.push_back(&p);
+    }
+    for (Prepared& p : requests) {
+      if (p.plan->follows < 0) continue;
+      auto previous = by_index.find(static_cast<uint64_t>(p.plan->follows));
+      if (previous == by_index.end() || previous->second->next_turn != nullptr ||
+          previous->second == &p || p.plan->conversation < 0 ||
+          previous->second->plan->conversation != p.plan->conversation)
+        throw_bad_link(p);
+      previous->second->next_turn = &p;
+    }
+    // Every later turn must be reachable from a paced one, or it would never get its record.
+    size_t reachable = 0;
+    for (Prepared* first : paced)
+      for (Prepared* p = first; p != nullptr && reachable <= requests.size(); p = p->next_turn)
+        ++reachable;
+    if (reachable != requests.size()) {
+      for (Prepared& p : requests)
+        if (p.plan->follows >= 0) throw_bad_link(p);
     }
     remaining = requests.size();
 
@@ -194,6 +228,13 @@ struct EventLoop::Impl {
                     : make_curl_transport(context);
   }
 
+  [[noreturn]] static void throw_bad_link(const Prepared& p) {
+    throw core::Error(core::ErrorKind::kInternal, "client",
+                      "request " + std::to_string(p.plan->index) + " follows request " +
+                          std::to_string(p.plan->follows) +
+                          ", which is not an earlier turn of the same conversation in the plan");
+  }
+
   Exchange* acquire_exchange() {
     if (!idle.empty()) {
       Exchange* exchange = idle.back();
@@ -218,11 +259,47 @@ struct EventLoop::Impl {
   void release_slot() {
     if (shared.concurrency_cap <= 0) return;
     shared.in_flight.fetch_sub(1);
+    wake_waiting_loops();
+  }
+
+  void wake_waiting_loops() {
     // This loop too: its held request goes out on its next pass, and with nothing else in
     // flight no socket or timer event would end the epoll_wait that comes first.
     for (EventLoop* loop : shared.loops) {
       if (loop->impl_->waiting_for_slot.load()) loop->wake();
     }
+  }
+
+  // --- active conversations (shared too): taken by a conversation's first turn when it is
+  // sent, given back when the conversation ends (last turn done, or the rest not sent).
+
+  static bool opens_conversation(const Prepared& p) {
+    return p.plan->conversation >= 0 && p.plan->follows < 0;
+  }
+
+  bool try_begin_conversation() {
+    if (shared.conversation_cap <= 0) return true;
+    int current = shared.active_conversations.load();
+    while (current < shared.conversation_cap) {
+      if (shared.active_conversations.compare_exchange_weak(current, current + 1)) return true;
+    }
+    return false;
+  }
+
+  void end_conversation() {
+    if (shared.conversation_cap <= 0) return;
+    shared.active_conversations.fetch_sub(1);
+    wake_waiting_loops();
+  }
+
+  // Both slots a paced request needs (a concurrency slot; a conversation when it opens one),
+  // or neither.
+  bool try_acquire_paced(const Prepared& p) {
+    bool opens = opens_conversation(p);
+    if (opens && !try_begin_conversation()) return false;
+    if (try_acquire_slot()) return true;
+    if (opens) end_conversation();
+    return false;
   }
 
   // --- sending
@@ -232,8 +309,10 @@ struct EventLoop::Impl {
     record.index = p.plan->index;
     record.request_id = p.request_id;
     record.warmup = p.plan->warmup;
-    record.intended_ns = p.plan->intended_ns;
-    record.prompt_tokens = p.plan->prompt_tokens;
+    record.conversation = p.plan->conversation;
+    record.turn = p.plan->turn;
+    record.intended_ns = p.intended_ns;
+    record.prompt_tokens = p.prompt_tokens;
     record.expected_output_tokens = p.plan->max_tokens;
     return record;
   }
@@ -258,25 +337,49 @@ struct EventLoop::Impl {
     transport->start(*exchange);
   }
 
-  // Sends every request that is due (spinning for the last kSpinNs) while slots are free.
+  // Takes what `acquire` takes, else announces the wait and looks again, so a slot freed
+  // meanwhile by another loop is not missed (that loop wakes every announced waiter).
+  template <typename Acquire>
+  bool acquire_or_wait(Acquire acquire) {
+    if (acquire()) return true;
+    waiting_for_slot.store(true);
+    return acquire();
+  }
+
+  // Sends the later turns that are ready, then every paced request that is due (spinning for
+  // the last kSpinNs), while slots are free.
   void dispatch_due() {
     int64_t now = core::mono_ns();
     more_due = false;
-    for (int started = 0; !stopping && next < requests.size(); ++started) {
-      Prepared& p = requests[next];
-      int64_t due = t0 + p.plan->intended_ns;
+    int started = 0;
+    turn_held = false;
+    while (!stopping && !ready_turns.empty()) {
+      if (started == kMaxStartsPerPass) {
+        more_due = true;
+        return;
+      }
+      if (!acquire_or_wait([this] { return try_acquire_slot(); })) {
+        turn_held = true;
+        return;
+      }
+      waiting_for_slot.store(false, std::memory_order_relaxed);
+      Prepared* p = ready_turns.front();
+      ready_turns.pop_front();
+      start(*p);
+      ++started;
+    }
+    now = core::mono_ns();
+    for (; !stopping && next < paced.size(); ++started) {
+      Prepared& p = *paced[next];
+      int64_t due = t0 + p.intended_ns;
       if (due - now > kSpinNs) return;
       if (started == kMaxStartsPerPass) {
         more_due = true;
         return;
       }
-      if (!try_acquire_slot()) {
-        // Announce, then look again, so a slot freed meanwhile by another loop is not missed.
-        waiting_for_slot.store(true);
-        if (!try_acquire_slot()) {
-          next_held = true;
-          return;
-        }
+      if (!acquire_or_wait([&] { return try_acquire_paced(p); })) {
+        next_held = true;
+        return;
       }
       waiting_for_slot.store(false, std::memory_order_relaxed);
       while (now < due) now = core::mono_ns();
@@ -289,8 +392,8 @@ struct EventLoop::Impl {
 
   void arm_pace_timer() {
     // With more already due the loop comes straight back (epoll timeout 0): no timer needed.
-    if (stopping || next >= requests.size() || next_held || more_due) return;
-    int64_t target = t0 + requests[next].plan->intended_ns - kSpinNs;
+    if (stopping || next >= paced.size() || next_held || more_due) return;
+    int64_t target = t0 + paced[next]->intended_ns - kSpinNs;
     if (target == pace_armed_ns) return;
     itimerspec spec{};
     spec.it_value.tv_sec = target / 1'000'000'000;
@@ -305,6 +408,41 @@ struct EventLoop::Impl {
   void emit(record::RequestRecord&& record) {
     outbox.push_back(std::move(record));
     --remaining;
+  }
+
+  // Records for `first` and every turn after it, none of them sent.
+  void emit_unsent_turns(Prepared* first, const char* error) {
+    for (Prepared* p = first; p != nullptr; p = p->next_turn) {
+      record::RequestRecord record = identity_record(*p);
+      record.error = error;
+      emit(std::move(record));
+    }
+  }
+
+  // Turn `p` has just emitted its record (`ended`): the conversation's next turn is built with
+  // the history and queued (due now), or the conversation ends, its later turns unsent.
+  void after_turn(Prepared& p, const record::RequestRecord& ended) {
+    if (p.plan->conversation < 0) return;
+    Prepared* following = p.next_turn;
+    if (following != nullptr && ended.success && !stopping) {
+      following->history = std::move(p.history);
+      following->history.push_back({p.plan->prompt, ended.generated_text});
+      following->intended_ns = ended.done_ns;
+      // The history's tokens as far as the client knows them (the server's usage, when given,
+      // is what the metrics prefer): the previous prompt with its history, and its answer.
+      int32_t answer_tokens = ended.server_completion_tokens >= 0
+                                  ? ended.server_completion_tokens
+                                  : static_cast<int32_t>(ended.chunk_ns.size());
+      following->prompt_tokens =
+          ended.prompt_tokens + answer_tokens + following->plan->prompt_tokens;
+      following->body = build_request_body(*shared.endpoint, *shared.body, shared.extra_body,
+                                           *following->plan, following->history);
+      ready_turns.push_back(following);
+      return;
+    }
+    const char* error = ended.success ? "not sent: stopped" : "not sent: previous turn failed";
+    emit_unsent_turns(following, error);  // may grow the outbox: `ended` is not used after
+    end_conversation();
   }
 
   // Hands finished records to the delivering thread. That thread runs at the lowest priority,
@@ -368,8 +506,10 @@ struct EventLoop::Impl {
       exchange.reader.finish(now);
     }
     record.done_ns = exchange.reader.saw_done() ? exchange.reader.done_ns() : now;
+    Prepared* turn = exchange.request;
     emit(std::move(record));
     retire(&exchange);
+    after_turn(*turn, outbox.back());
   }
 
   // --- stop and drain
@@ -377,11 +517,12 @@ struct EventLoop::Impl {
   void begin_stop(int64_t now_abs) {
     stopping = true;
     waiting_for_slot.store(false);
-    for (; next < requests.size(); ++next) {
-      record::RequestRecord record = identity_record(requests[next]);
-      record.error = "not sent: stopped";
-      emit(std::move(record));
+    for (; next < paced.size(); ++next) emit_unsent_turns(paced[next], "not sent: stopped");
+    for (Prepared* ready : ready_turns) {
+      emit_unsent_turns(ready, "not sent: stopped");
+      end_conversation();
     }
+    ready_turns.clear();
     double drain_s = shared.abort.load() ? 0.0 : shared.options->drain_timeout_s;
     drain_deadline_ns = now_abs + static_cast<int64_t>(std::max(0.0, drain_s) * 1e9);
   }
@@ -398,8 +539,10 @@ struct EventLoop::Impl {
       record.success = false;
       record.error = "aborted: still running when the drain timeout after stop ended";
       record.done_ns = now;
+      Prepared* turn = exchange->request;
       emit(std::move(record));
       retire(exchange);
+      after_turn(*turn, outbox.back());
     }
   }
 
@@ -417,7 +560,7 @@ struct EventLoop::Impl {
       ns = std::max<int64_t>(0, ns);
       timeout_ns = timeout_ns < 0 ? ns : std::min(timeout_ns, ns);
     };
-    if (more_due) at_most(0);
+    if (more_due || (!ready_turns.empty() && !turn_held)) at_most(0);
     if (!outbox.empty()) at_most(kOutboxRetryNs);
     if (int64_t deadline = transport->next_deadline_ns(); deadline >= 0)
       at_most(deadline - now_abs);

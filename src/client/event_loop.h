@@ -2,8 +2,10 @@
 // One event loop = one thread's share of the plan: an epoll set, a timerfd (CLOCK_MONOTONIC,
 // TFD_TIMER_ABSTIME) for pacing, the request bodies built before t0, a pool of reusable
 // exchanges, and a Transport (transport.h) that moves the bytes. Loops of one run share only
-// RunShared: the concurrency slots (an atomic), the continuous_usage_stats fallback flag, and
-// the outbox that carries finished records to the calling thread.
+// RunShared: the concurrency slots and active conversations (atomics), the
+// continuous_usage_stats fallback flag, and the outbox that carries finished records to the
+// calling thread. A conversation's later turns are built and queued by the loop that ran the
+// turn before (so all its turns live in one loop).
 #pragma once
 
 #include <atomic>
@@ -30,6 +32,8 @@ struct RunShared {
   nlohmann::ordered_json extra_body;
   int concurrency_cap = 0;  // 0 = unlimited
   std::atomic<int> in_flight{0};
+  int conversation_cap = 0;  // RunOptions::max_active_conversations; 0 = unlimited
+  std::atomic<int> active_conversations{0};
   std::atomic<bool> usage_stats_rejected{false};  // a server refused continuous_usage_stats
   std::atomic<bool> abort{false};                 // the caller gave up (its sink threw)
   std::atomic<int64_t> t0_ns{0};
@@ -61,7 +65,7 @@ class EventLoop {
   void prepare();
   // Sends and reads until every request of this loop has produced its record.
   void run();
-  // Wakes the loop from another thread (a concurrency slot was freed, or abort).
+  // Wakes the loop from another thread (a concurrency slot or conversation was freed, or abort).
   void wake();
   const LoopStats& stats() const;
 

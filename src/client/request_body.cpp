@@ -9,23 +9,43 @@ namespace {
 constexpr std::string_view kUsageStatsField = R"(,"continuous_usage_stats":true)";
 constexpr std::string_view kStreamOptionsStart = R"("stream_options":{"include_usage":true)";
 
+nlohmann::ordered_json user_message(const std::string& text) {
+  nlohmann::ordered_json part;
+  part["type"] = "text";
+  part["text"] = text;
+  nlohmann::ordered_json message;
+  message["role"] = "user";
+  message["content"] = nlohmann::ordered_json::array({part});
+  return message;
+}
+
 nlohmann::ordered_json base_payload(const Endpoint& endpoint, const std::string& prompt,
-                                    int32_t max_tokens, bool continuous_usage_stats) {
+                                    int32_t max_tokens, bool continuous_usage_stats,
+                                    const std::vector<HistoryTurn>& history = {}) {
   nlohmann::ordered_json payload;
   payload["model"] = endpoint.model;
   if (endpoint.api == Api::kCompletions) {
-    payload["prompt"] = prompt;
+    if (history.empty()) {
+      payload["prompt"] = prompt;
+    } else {
+      std::string text;
+      for (const HistoryTurn& turn : history) text += turn.user + turn.assistant + "\n\n";
+      payload["prompt"] = text + prompt;
+    }
     payload["repetition_penalty"] = 1.0;
     payload["max_tokens"] = max_tokens;
     payload["logprobs"] = nullptr;
   } else {
-    nlohmann::ordered_json part;
-    part["type"] = "text";
-    part["text"] = prompt;
-    nlohmann::ordered_json message;
-    message["role"] = "user";
-    message["content"] = nlohmann::ordered_json::array({part});
-    payload["messages"] = nlohmann::ordered_json::array({message});
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    for (const HistoryTurn& turn : history) {
+      messages.push_back(user_message(turn.user));
+      nlohmann::ordered_json answer;
+      answer["role"] = "assistant";
+      answer["content"] = turn.assistant;
+      messages.push_back(std::move(answer));
+    }
+    messages.push_back(user_message(prompt));
+    payload["messages"] = std::move(messages);
     payload["max_completion_tokens"] = max_tokens;
   }
   payload["stream"] = true;
@@ -63,9 +83,10 @@ nlohmann::ordered_json parse_extra_body(const std::string& extra_body_json) {
 
 RequestBody build_request_body(const Endpoint& endpoint, const BodyOptions& options,
                                const nlohmann::ordered_json& extra_body,
-                               const PlannedRequest& request) {
-  nlohmann::ordered_json payload =
-      base_payload(endpoint, request.prompt, request.max_tokens, options.continuous_usage_stats);
+                               const PlannedRequest& request,
+                               const std::vector<HistoryTurn>& history) {
+  nlohmann::ordered_json payload = base_payload(endpoint, request.prompt, request.max_tokens,
+                                                options.continuous_usage_stats, history);
   if (options.ignore_eos) payload["ignore_eos"] = true;
   for (const auto& [key, value] : extra_body.items()) payload[key] = value;  // vLLM: update()
 

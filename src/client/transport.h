@@ -25,12 +25,17 @@ namespace servebench::client::detail {
 
 struct LoopStats;
 
-// One planned request with everything built before t0.
+// One planned request with everything built before t0 (a conversation's later turn: built when
+// the previous turn ends, from its history).
 struct Prepared {
   const PlannedRequest* plan = nullptr;
   RequestBody body;
   std::string request_id;
   std::string request_id_header;  // "x-request-id: <id>"
+  int64_t intended_ns = 0;        // plan->intended_ns, or for a later turn the previous's done_ns
+  int32_t prompt_tokens = 0;      // plan->prompt_tokens, plus the history's for a later turn
+  Prepared* next_turn = nullptr;  // the conversation's next turn, if any
+  std::vector<HistoryTurn> history;  // a later turn's earlier turns (moved along the chain)
 };
 
 // One request in flight (or idle in the loop's pool, ready for the next). Transports derive

@@ -24,6 +24,11 @@ struct Prompt {
   // Trace datasets: when the trace sent it, in ns after the trace's first request (before any
   // time scale); -1 for every other dataset.
   int64_t trace_offset_ns = -1;
+  // Multi-turn (sharegpt --multi-turn): which conversation this user turn belongs to (0, 1, …
+  // in order) and its turn (0 = first); -1 / 0 for single prompts. A conversation's turns are
+  // consecutive, in turn order.
+  int64_t conversation = -1;
+  int32_t turn = 0;
 };
 
 // vLLM's `random` dataset: lengths uniform in [len*(1-r), len*(1+r)], a shared random prefix of
@@ -84,9 +89,15 @@ struct FileSampling {
 // --dataset-name sharegpt: JSON array of {"conversations": [{"value": ...}, ...]}; turn 0 is
 // the prompt, turn 1's token count the output length (or output_len when >= 0); rows with < 2
 // turns dropped before the shuffle; vLLM's is_valid_sequence filter after it.
+// multi_turn (--multi-turn): each row becomes a conversation of user turns (positions 0, 2, 4,
+// …), each with the following reply's token count as its output length; `count` is then the
+// number of conversations. The first pair passes vLLM's filter as above; the conversation ends
+// before the first later pair that does not, or after max_turns user turns (0 = no cap).
 struct ShareGptOptions {
   FileSampling file;
   int32_t output_len = -1;  // --sharegpt-output-len; -1 = from the reply
+  bool multi_turn = false;  // --multi-turn
+  int32_t max_turns = 0;    // --max-turns; 0 = every turn of the row
 };
 // --dataset-name custom: JSONL of {"prompt": ..., "output_tokens": n (optional)}.
 struct CustomOptions {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "dataset/dataset.h"
@@ -237,6 +238,95 @@ TEST_F(FileDatasets, ShareGptBadFilesNameTheirPlace) {
   o.file.path = none_valid.path();
   e = error_of([&] { sharegpt_prompts(1, o, *tok_, nullptr); });
   EXPECT_NE(std::string(e.what()).find("no usable rows: 2 read"), std::string::npos) << e.what();
+}
+
+TEST_F(FileDatasets, ShareGptMultiTurnGivesWholeConversationsInOrder) {
+  // Row A: 3 user turns (the last reply 5 tokens); row B: its second pair fails vLLM's filter
+  // (a 2-token prompt), so it ends after turn 0; row C: one turn (< 2 turns after it: dropped
+  // trailing user turn).
+  TempFile file(".json", R"([
+{"conversations": [{"value": "a1 a1 a1 a1"}, {"value": "r r r r r r"},
+                   {"value": "a2 a2 a2 a2 a2"}, {"value": "r r r r"},
+                   {"value": "a3 a3 a3 a3 a3 a3"}, {"value": "r r r r r"}]},
+{"conversations": [{"value": "b1 b1 b1 b1"}, {"value": "r r r r r r r"},
+                   {"value": "b2 b2"}, {"value": "r r r r"},
+                   {"value": "b3 b3 b3 b3"}, {"value": "r r r r"}]},
+{"conversations": [{"value": "c1 c1 c1 c1 c1"}, {"value": "r r r r"},
+                   {"value": "c2 c2 c2 c2"}]}
+])");
+  ShareGptOptions o;
+  o.file.path = file.path();
+  o.file.shuffle = false;
+  o.multi_turn = true;
+  DatasetReport report;
+  auto turns = sharegpt_prompts(10, o, *tok_, &report);
+  EXPECT_EQ(report.usable, 3u);       // conversations, not turns
+  EXPECT_EQ(report.oversampled, 7u);  // whole conversations drawn again
+  // 10 conversations; each original is 3, 1 or 1 turns long.
+  std::vector<std::string> expected_a = {"a1 a1 a1 a1", "a2 a2 a2 a2 a2", "a3 a3 a3 a3 a3 a3"};
+  ASSERT_GE(turns.size(), 5u);
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_EQ(turns[t].text, expected_a[t]);
+    EXPECT_EQ(turns[t].conversation, 0);
+    EXPECT_EQ(turns[t].turn, t);
+    EXPECT_EQ(turns[t].prompt_tokens, static_cast<int32_t>(tok_->count(expected_a[t])));
+  }
+  EXPECT_EQ(turns[0].output_tokens, 6);  // the reply after each user turn
+  EXPECT_EQ(turns[1].output_tokens, 4);
+  EXPECT_EQ(turns[2].output_tokens, 5);
+  EXPECT_EQ(turns[3].text, "b1 b1 b1 b1");
+  EXPECT_EQ(turns[3].conversation, 1);
+  EXPECT_EQ(turns[3].turn, 0);
+  EXPECT_EQ(turns[4].text, "c1 c1 c1 c1 c1");
+  EXPECT_EQ(turns[4].conversation, 2);
+  EXPECT_EQ(turns[4].turn, 0);
+  // Conversation ids run 0..9, each conversation's turns consecutive and numbered from 0.
+  int64_t conversation = -1;
+  int32_t expected_turn = 0;
+  for (const Prompt& p : turns) {
+    if (p.conversation != conversation) {
+      EXPECT_EQ(p.conversation, conversation + 1);
+      EXPECT_EQ(p.turn, 0);
+      conversation = p.conversation;
+      expected_turn = 1;
+      continue;
+    }
+    EXPECT_EQ(p.turn, expected_turn++);
+  }
+  EXPECT_EQ(conversation, 9);
+
+  o.max_turns = 2;
+  o.file.oversample = false;
+  auto capped = sharegpt_prompts(10, o, *tok_, nullptr);
+  ASSERT_EQ(capped.size(), 4u);  // a1, a2 | b1 | c1
+  EXPECT_EQ(capped[1].text, "a2 a2 a2 a2 a2");
+  EXPECT_EQ(capped[2].text, "b1 b1 b1 b1");
+
+  o.max_turns = -1;
+  EXPECT_THROW(sharegpt_prompts(1, o, *tok_, nullptr), core::Error);
+}
+
+TEST_F(FileDatasets, ShareGptMultiTurnFirstTurnsAreTheSingleTurnPrompts) {
+  // Same shuffle, same first-pair filter: the conversations start with exactly the prompts
+  // plain sharegpt picks for the same seed.
+  ShareGptOptions single = sharegpt(3);
+  single.file.oversample = false;
+  ShareGptOptions multi = single;
+  multi.multi_turn = true;
+  auto prompts = sharegpt_prompts(20, single, *tok_, nullptr);
+  auto turns = sharegpt_prompts(20, multi, *tok_, nullptr);
+  std::vector<std::string> firsts;
+  size_t later = 0;
+  for (const Prompt& p : turns) {
+    if (p.turn == 0) {
+      firsts.push_back(p.text);
+    } else {
+      ++later;
+    }
+  }
+  ASSERT_EQ(firsts.size(), prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(firsts[i], prompts[i].text);
+  EXPECT_GT(later, 0u);  // the fixture has rows of 4 and 5 turns
 }
 
 TEST_F(FileDatasets, SonnetBuiltInVersesShareAPrefixAndStayUnderInputLen) {

@@ -30,6 +30,7 @@ bool is_valid_sequence(int64_t prompt_len, int64_t output_len, bool skip_min_out
 // turn 1's "value".
 struct Row {
   std::string_view prompt_json, reply_json;
+  std::vector<std::string_view> later_json;  // turns 2, 3, … (read only for --multi-turn)
 };
 
 // The "value" of one turn as a raw JSON string token; fails with the turn's place otherwise.
@@ -54,7 +55,7 @@ std::string_view turn_value(const InputFile& file, od::value turn, size_t index)
 }
 
 // Scans the array; counts every element in report.rows and keeps those with >= 2 turns.
-std::vector<Row> scan_rows(const InputFile& file, DatasetReport& report) {
+std::vector<Row> scan_rows(const InputFile& file, bool all_turns, DatasetReport& report) {
   od::parser parser;
   std::vector<Row> rows;
   od::document doc;
@@ -90,7 +91,8 @@ std::vector<Row> scan_rows(const InputFile& file, DatasetReport& report) {
         for (auto turn : turns) {
           if (n == 0) row.prompt_json = turn_value(file, turn.value(), 0);
           if (n == 1) row.reply_json = turn_value(file, turn.value(), 1);
-          if (++n == 2) break;  // the rest of the conversation is skipped unread
+          if (n >= 2) row.later_json.push_back(turn_value(file, turn.value(), n));
+          if (++n == 2 && !all_turns) break;  // the rest of the conversation is skipped unread
         }
         if (n >= 2) rows.push_back(row);
       }
@@ -113,6 +115,66 @@ std::string unescape(od::parser& parser, std::string_view raw_json) {
   return std::string(std::string_view(doc.get_string()));
 }
 
+// --multi-turn: the row's user turns (0, 2, 4, …) with their replies' lengths, up to
+// max_turns; empty when the first pair fails vLLM's filter.
+std::vector<Prompt> conversation_turns(od::parser& parser, const Row& row,
+                                       const ShareGptOptions& options,
+                                       const tokenizer::Tokenizer& tokenizer) {
+  const bool fixed_output = options.output_len >= 0;
+  std::vector<std::string_view> raw = {row.prompt_json, row.reply_json};
+  raw.insert(raw.end(), row.later_json.begin(), row.later_json.end());
+  std::vector<Prompt> turns;
+  for (size_t i = 0; i + 1 < raw.size(); i += 2) {
+    if (options.max_turns > 0 && turns.size() >= static_cast<size_t>(options.max_turns)) break;
+    Prompt p;
+    p.text = unescape(parser, raw[i]);
+    const auto prompt_len = static_cast<int64_t>(tokenizer.count(p.text));
+    const int64_t output_len =
+        fixed_output ? options.output_len
+                     : static_cast<int64_t>(tokenizer.count(unescape(parser, raw[i + 1])));
+    if (!is_valid_sequence(prompt_len, output_len, fixed_output)) break;
+    p.prompt_tokens = static_cast<int32_t>(prompt_len);
+    p.output_tokens = static_cast<int32_t>(output_len);
+    p.turn = static_cast<int32_t>(turns.size());
+    turns.push_back(std::move(p));
+  }
+  return turns;
+}
+
+// sharegpt_prompts for --multi-turn: conversations picked (shuffle, oversampling) as rows are
+// for single prompts, then flattened turn by turn.
+std::vector<Prompt> sharegpt_conversations(size_t count, const ShareGptOptions& options,
+                                           std::vector<Row>& rows, size_t multi_turn,
+                                           const tokenizer::Tokenizer& tokenizer,
+                                           DatasetReport& report) {
+  od::parser small;
+  std::vector<std::vector<Prompt>> conversations;
+  // First turns stand for their conversations in fill_to_count (its oversampling draws whole
+  // conversations); `conversation` holds the position in `conversations` meanwhile.
+  std::vector<Prompt> firsts;
+  for (const Row& row : rows) {
+    if (conversations.size() >= count) break;
+    std::vector<Prompt> turns = conversation_turns(small, row, options, tokenizer);
+    if (turns.empty()) continue;
+    firsts.push_back(turns.front());
+    firsts.back().conversation = static_cast<int64_t>(conversations.size());
+    conversations.push_back(std::move(turns));
+  }
+  fill_to_count(firsts, count, options.file,
+                "conversations whose first turn passes vLLM's length filters (prompt 4..1024 "
+                "tokens, output >= 4, together <= 2048; " +
+                    std::to_string(multi_turn) + " rows have >= 2 turns)",
+                report);
+  std::vector<Prompt> prompts;
+  for (size_t c = 0; c < firsts.size(); ++c) {
+    for (const Prompt& turn : conversations[static_cast<size_t>(firsts[c].conversation)]) {
+      prompts.push_back(turn);
+      prompts.back().conversation = static_cast<int64_t>(c);
+    }
+  }
+  return prompts;
+}
+
 }  // namespace
 
 std::vector<Prompt> sharegpt_prompts(size_t count, const ShareGptOptions& options,
@@ -122,11 +184,18 @@ std::vector<Prompt> sharegpt_prompts(size_t count, const ShareGptOptions& option
   }
   DatasetReport local;
   const InputFile file(options.file.path);
-  std::vector<Row> rows = scan_rows(file, local);
+  if (options.max_turns < 0) check_range("--max-turns", options.max_turns, 0, INT32_MAX);
+  std::vector<Row> rows = scan_rows(file, options.multi_turn, local);
   const size_t multi_turn = rows.size();
   if (options.file.shuffle) {
     PyRandom rng(options.file.seed);
     rng.shuffle(rows);
+  }
+  if (options.multi_turn) {
+    std::vector<Prompt> prompts =
+        sharegpt_conversations(count, options, rows, multi_turn, tokenizer, local);
+    if (report) *report = std::move(local);
+    return prompts;
   }
   const bool fixed_output = options.output_len >= 0;
   od::parser small;

@@ -20,6 +20,8 @@ std::string to_json_line(const RequestRecord& r) {
       {"index", r.index},
       {"request_id", r.request_id},
       {"warmup", r.warmup},
+      {"conversation", r.conversation},
+      {"turn", r.turn},
       {"intended_ns", r.intended_ns},
       {"sent_ns", r.sent_ns},
       {"first_byte_ns", r.first_byte_ns},
@@ -55,6 +57,9 @@ RequestRecord from_json_line(std::string_view line, const std::string& where) {
     r.index = j.at("index").get<uint64_t>();
     r.request_id = j.at("request_id").get<std::string>();
     r.warmup = j.at("warmup").get<bool>();
+    // Absent from records written before multi-turn existed.
+    r.conversation = j.value("conversation", int64_t{-1});
+    r.turn = j.value("turn", int32_t{0});
     r.intended_ns = j.at("intended_ns").get<int64_t>();
     r.sent_ns = j.at("sent_ns").get<int64_t>();
     r.first_byte_ns = j.at("first_byte_ns").get<int64_t>();

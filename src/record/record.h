@@ -17,6 +17,10 @@ struct RequestRecord {
   uint64_t index = 0;      // position in the plan (dataset order); unique within a run
   std::string request_id;  // the x-request-id sent
   bool warmup = false;     // warmup requests are recorded but never enter the metrics
+  // Multi-turn: the conversation (-1 = none) and the turn in it (0 = first). A later turn's
+  // intended_ns is when the previous turn's record ended (it is sent then, not on a schedule).
+  int64_t conversation = -1;
+  int32_t turn = 0;
 
   // --- time, ns since run start (t0)
   int64_t intended_ns = -1;     // when the schedule wanted it sent

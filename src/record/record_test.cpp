@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "record/record.h"
 
@@ -46,6 +48,25 @@ TEST(RequestRecord, JsonLineRoundTrips) {
   EXPECT_EQ(back.generated_text, r.generated_text);
   EXPECT_EQ(back.output_tokens(), 4);
   EXPECT_TRUE(back.success);
+  EXPECT_EQ(back.conversation, -1);
+  EXPECT_EQ(back.turn, 0);
+}
+
+TEST(RequestRecord, ConversationAndTurnRoundTripAndDefaultWhenAbsent) {
+  RequestRecord r;
+  r.conversation = 12;
+  r.turn = 3;
+  std::string line = to_json_line(r);
+  RequestRecord back = from_json_line(line, "records.jsonl:1");
+  EXPECT_EQ(back.conversation, 12);
+  EXPECT_EQ(back.turn, 3);
+  // A line written before multi-turn existed has neither field.
+  nlohmann::json old = nlohmann::json::parse(line);
+  old.erase("conversation");
+  old.erase("turn");
+  RequestRecord older = from_json_line(old.dump(), "records.jsonl:2");
+  EXPECT_EQ(older.conversation, -1);
+  EXPECT_EQ(older.turn, 0);
 }
 
 TEST(RequestRecord, BadLineNamesThePlace) {

@@ -135,7 +135,9 @@ std::vector<RunResult> load_runs(const std::string& path) {
   if (!fs::is_directory(path, ec)) return {load_run(path)};
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(path, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") {
+    // A suite's own summary (`servebench suite` writes it beside the results) is not a run.
+    if (entry.is_regular_file() && entry.path().extension() == ".json" &&
+        entry.path().filename() != "summary.json") {
       files.push_back(entry.path().string());
     }
   }

@@ -115,5 +115,14 @@ TEST(LoadRuns, RefusesADirectoryWithoutResults) {
   }
 }
 
+TEST(LoadRuns, SkipsASuiteSummaryBesideTheResults) {
+  TempDir dir;
+  dir.write("summary.json", "{\"latency\": {}, \"throughput\": {}, \"serving\": {}}");
+  dir.write("t_qps_1.json", "{\"completed\": 1, \"request_throughput\": 1}");
+  const std::vector<RunResult> runs = load_runs(dir.path());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].test_name, "t_qps_1");
+}
+
 }  // namespace
 }  // namespace servebench::report

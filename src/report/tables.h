@@ -29,7 +29,8 @@ struct RunResult {
 // file for unreadable, malformed or unknown input; GuideLLM and inference-perf reports are
 // recognised and refused by name (their formats are not imported yet).
 RunResult load_run(const std::string& path);
-// A file gives one run; a directory gives every *.json in it (not recursing), sorted by name.
+// A file gives one run; a directory gives every *.json in it (not recursing), sorted by name,
+// except a suite's summary.json.
 std::vector<RunResult> load_runs(const std::string& path);
 
 // A figure under vLLM's result key ("request_throughput", "mean_ttft_ms", "p99_e2el_ms", …).

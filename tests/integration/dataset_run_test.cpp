@@ -2,6 +2,7 @@
 // (tests/fixtures/datasets), and what a bad dataset file does to the command.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -98,6 +99,74 @@ TEST(DatasetRun, ShareGptTooSmallIsOversampledWithANotice) {
       run_dataset({"--dataset-name", "sharegpt", "--dataset-path", kFixtures + "sharegpt.json",
                    "--num-prompts", "50", "--no-oversample"});
   expect_all_succeeded(fewer, 40, "sharegpt");
+}
+
+// Every conversation's turns: each later turn due when the one before ended, sent after it, with
+// the history in its prompt; at most `max_active` conversations under way at once (0 = any).
+void expect_conversations(const DatasetRun& r, size_t conversations, int max_active) {
+  ASSERT_EQ(r.outcome.exit_code, 0) << r.outcome.out << r.outcome.err;
+  const json& multi = r.result["servebench"]["dataset"]["multi_turn"];
+  EXPECT_EQ(multi["conversations"], conversations) << r.result["servebench"].dump();
+  EXPECT_EQ(r.result["completed"], r.records.size());
+  EXPECT_EQ(r.result["num_prompts"], r.records.size());  // requests (turns), not conversations
+  std::map<int64_t, std::vector<json>> by_conversation;
+  for (const auto& [index, rec] : r.records) {
+    EXPECT_TRUE(rec["success"].get<bool>()) << rec.dump();
+    by_conversation[rec["conversation"].get<int64_t>()].push_back(rec);  // index order
+  }
+  ASSERT_EQ(by_conversation.size(), conversations);
+  size_t later_turns = 0;
+  std::vector<std::pair<int64_t, int>> edges;  // (time, +1 start / -1 end)
+  for (const auto& [conversation, turns] : by_conversation) {
+    for (size_t t = 0; t < turns.size(); ++t) {
+      const json& rec = turns[t];
+      EXPECT_EQ(rec["turn"], t) << rec.dump();
+      if (t == 0) continue;
+      ++later_turns;
+      const json& previous = turns[t - 1];
+      EXPECT_EQ(rec["intended_ns"], previous["done_ns"]);
+      EXPECT_GE(rec["sent_ns"].get<int64_t>(), previous["done_ns"].get<int64_t>());
+      // The simulator counted the whole history: the previous prompt and its answer are in it.
+      EXPECT_GE(rec["server_prompt_tokens"].get<int64_t>(),
+                previous["server_prompt_tokens"].get<int64_t>() +
+                    previous["server_completion_tokens"].get<int64_t>())
+          << rec.dump();
+    }
+    edges.emplace_back(turns.front()["sent_ns"].get<int64_t>(), 1);
+    edges.emplace_back(turns.back()["done_ns"].get<int64_t>(), -1);
+  }
+  EXPECT_GT(later_turns, 0u);
+  if (max_active > 0) {
+    std::sort(edges.begin(), edges.end());  // an end before a start at the same ns
+    int active = 0;
+    for (const auto& [time, delta] : edges) {
+      active += delta;
+      EXPECT_LE(active, max_active) << "at " << time;
+    }
+  }
+}
+
+TEST(DatasetRun, ShareGptMultiTurnReplaysConversationsWithTheirHistory) {
+  for (const char* backend : {"openai", "openai-chat"}) {
+    SCOPED_TRACE(backend);
+    DatasetRun r = run_dataset({"--backend", backend, "--dataset-name", "sharegpt",
+                                "--dataset-path", kFixtures + "sharegpt.json", "--multi-turn",
+                                "--num-prompts", "12", "--seed", "3", "--sharegpt-output-len", "8",
+                                "--max-active-conversations", "3", "--io-threads", "2"});
+    expect_conversations(r, 12, 3);
+    EXPECT_NE(
+        r.outcome.out.find("Multi-turn: 12 conversations, " + std::to_string(r.records.size()) +
+                           " turns; maximum active conversations: 3"),
+        std::string::npos)
+        << r.outcome.out;
+    EXPECT_EQ(r.result["servebench"]["dataset"]["multi_turn"]["max_active_conversations"], 3);
+  }
+  DatasetRun capped =
+      run_dataset({"--dataset-name", "sharegpt", "--dataset-path", kFixtures + "sharegpt.json",
+                   "--multi-turn", "--num-prompts", "6", "--max-turns", "1"});
+  ASSERT_EQ(capped.outcome.exit_code, 0) << capped.outcome.err;
+  EXPECT_EQ(capped.records.size(), 6u);  // one turn each
+  for (const auto& [index, rec] : capped.records) EXPECT_EQ(rec["turn"], 0);
 }
 
 TEST(DatasetRun, CustomJsonlWithPerRowOutputTokens) {
@@ -225,6 +294,11 @@ TEST(DatasetRun, DatasetFlagMistakesAreUsageErrors) {
       {{"--sharegpt-output-len", "x"}, "--sharegpt-output-len"},
       {{"--dataset-name", "generated-shared-prefix", "--num-prompts", "5"}, "--num-prompts"},
       {{"--gsp-range-ratio", "0"}, "--gsp-range-ratio"},
+      {{"--multi-turn"}, "--multi-turn"},
+      {{"--dataset-name", "sharegpt", "--dataset-path", "x", "--max-turns", "2"}, "--max-turns"},
+      {{"--dataset-name", "sharegpt", "--dataset-path", "x", "--multi-turn",
+        "--max-active-conversations", "0"},
+       "--max-active-conversations"},
   };
   for (const auto& [extra, flag] : cases) {
     std::vector<std::string> args = {"run"};

@@ -1,0 +1,112 @@
+// Reading and expanding suite files (suite_file.cpp): vLLM's naming, defaults, labels, and the
+// one-line errors naming the key.
+#include <gtest/gtest.h>
+
+#include "cli/suite.h"
+#include "core/error.h"
+
+namespace servebench::cli::suite {
+namespace {
+
+std::vector<std::string> names(const std::vector<Test>& tests) {
+  std::vector<std::string> out;
+  for (const auto& t : tests) out.push_back(t.name);
+  return out;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text, "suite.yaml");
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(SuiteFile, ExpandsQpsAndConcurrencyListsWithVllmNames) {
+  auto tests = parse(R"(
+defaults:
+  labels: {gpu_type: H100}
+  client_parameters: {num_prompts: 200, ignore_eos: true, disable_tqdm: false}
+tests:
+  - test_name: tp8_pp1
+    labels: {deployment: one-node}
+    qps_list: ["01", 4, inf]
+  - test_name: conc
+    client_parameters: {num_prompts: 10}
+    qps_list: [inf]
+    max_concurrency_list: [1, 2]
+  - test_name: plain
+)",
+                     "suite.yaml");
+  EXPECT_EQ(names(tests), (std::vector<std::string>{"tp8_pp1_qps_01", "tp8_pp1_qps_4",
+                                                    "tp8_pp1_qps_inf", "conc_qps_inf_concurrency_1",
+                                                    "conc_qps_inf_concurrency_2", "plain"}));
+  EXPECT_EQ(tests[0].run_args, (std::vector<std::string>{"--num-prompts", "200", "--ignore-eos",
+                                                         "--request-rate", "01"}));
+  EXPECT_EQ(tests[0].labels, (std::vector<std::pair<std::string, std::string>>{
+                                 {"gpu_type", "H100"}, {"deployment", "one-node"}}));
+  EXPECT_EQ(tests[4].run_args,
+            (std::vector<std::string>{"--num-prompts", "10", "--ignore-eos", "--request-rate",
+                                      "inf", "--max-concurrency", "2"}));
+  EXPECT_EQ(tests[4].flag_origin.at("--num-prompts"), "tests[1].client_parameters.num_prompts");
+  EXPECT_EQ(tests[4].flag_origin.at("--ignore-eos"), "defaults.client_parameters.ignore_eos");
+  EXPECT_EQ(tests[4].flag_origin.at("--max-concurrency"), "tests[1].max_concurrency_list[1]");
+  EXPECT_EQ(tests[5].run_args, (std::vector<std::string>{"--num-prompts", "200", "--ignore-eos"}));
+
+  auto args = full_run_args(tests[0], "out");
+  std::vector<std::string> tail(args.end() - 9, args.end());
+  EXPECT_EQ(tail,
+            (std::vector<std::string>{
+                "--save-result", "--result-dir", "out", "--result-filename", "tp8_pp1_qps_01.json",
+                "--metadata", "test_name=tp8_pp1_qps_01", "gpu_type=H100", "deployment=one-node"}));
+}
+
+TEST(SuiteFile, ReadsVllmServingTestsJson) {
+  auto tests = parse(R"([{"test_name": "serving_llama8B_tp1_sharegpt",
+    "qps_list": [1, 4, 16, "inf"],
+    "server_parameters": {"model": "meta-llama/Llama-3.1-8B-Instruct", "tensor_parallel_size": 1},
+    "client_parameters": {"model": "meta-llama/Llama-3.1-8B-Instruct", "backend": "vllm",
+                          "dataset_name": "sharegpt", "num_prompts": 200, "ignore_eos": ""}}])",
+                     "serving-tests.json");
+  EXPECT_EQ(names(tests),
+            (std::vector<std::string>{
+                "serving_llama8B_tp1_sharegpt_qps_1", "serving_llama8B_tp1_sharegpt_qps_4",
+                "serving_llama8B_tp1_sharegpt_qps_16", "serving_llama8B_tp1_sharegpt_qps_inf"}));
+  EXPECT_EQ(tests[0].run_args.back(), "1");
+  EXPECT_NE(std::find(tests[0].run_args.begin(), tests[0].run_args.end(), "--ignore-eos"),
+            tests[0].run_args.end());
+}
+
+TEST(SuiteFile, ErrorsNameTheFileAndTheKey) {
+  EXPECT_EQ(error_of("tests:\n  - test_name: a\n    client_parameters: {num_prompts: [1, 2]}\n"),
+            "suite.yaml: tests[0].client_parameters.num_prompts: lists are not allowed here; use "
+            "qps_list or max_concurrency_list");
+  EXPECT_EQ(error_of("tests:\n  - test_name: a\n  - test_name: b\n    qps_list: [1, x]\n"),
+            "suite.yaml: tests[1].qps_list[1]: not a positive number or inf: 'x'");
+  EXPECT_EQ(error_of("tests:\n  - test_name: a\n    max_concurrency_list: [0]\n"),
+            "suite.yaml: tests[0].max_concurrency_list[0]: not a positive whole number: '0'");
+  EXPECT_EQ(error_of("tests:\n  - qps_list: [1]\n"), "suite.yaml: tests[0]: needs a test_name");
+  EXPECT_EQ(error_of("tests:\n  - test_name: a\n    qps: [1]\n"),
+            "suite.yaml: tests[0].qps: unknown key (expected test_name, labels, client_parameters, "
+            "qps_list, max_concurrency_list)");
+  EXPECT_EQ(error_of("tests:\n  - test_name: a\n    client_parameters: {result_dir: x}\n"),
+            "suite.yaml: tests[0].client_parameters.result_dir: set by the suite (see "
+            "--output-dir)");
+  EXPECT_EQ(
+      error_of("tests:\n  - test_name: a\n    qps_list: [1]\n    client_parameters: "
+               "{request_rate: 2}\n"),
+      "suite.yaml: tests[0].client_parameters.request_rate: given with qps_list; use one of them");
+  EXPECT_EQ(error_of("tests:\n  - test_name: a\n    qps_list: [1]\n  - test_name: a_qps\n"
+                     "    qps_list: [1]\n  - test_name: a\n    qps_list: [1]\n"),
+            "suite.yaml: tests[2]: test name 'a_qps_1' is also made by tests[0]");
+  EXPECT_EQ(error_of("tests:\n  - test_name: a/b\n"),
+            "suite.yaml: tests[0].test_name: use letters, digits, '_', '-' and '.' (it names the "
+            "result file)");
+  EXPECT_EQ(error_of("tests: []\n"), "suite.yaml: tests: no tests");
+  EXPECT_NE(error_of("tests: [\n").find("suite.yaml: line "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace servebench::cli::suite
