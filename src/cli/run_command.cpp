@@ -479,6 +479,11 @@ void check_reporting(const RawFlags& f, const Given& given, run::RunConfig& c) {
     c.http_engine = client::HttpEngine::kCurl;
   } else if (f.http_engine == "http1") {
     c.http_engine = client::HttpEngine::kHttp1;
+    // check_target ran first: base_url is the server's, or empty for the embedded simulator.
+    if (!c.base_url.empty() && c.base_url.rfind("http://", 0) != 0)
+      usage("--http-engine", "http1 serves plain http:// only, not '" +
+                                 run::url_for_messages(c.base_url) +
+                                 "'; use curl (or auto) for https");
   } else {
     usage("--http-engine", "unknown engine '" + f.http_engine + "'; use auto, http1 or curl");
   }

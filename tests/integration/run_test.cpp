@@ -379,6 +379,8 @@ TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
       {{"--max-concurrency", "1,,4"}, "--max-concurrency"},
       {{"--request-rate", "1,x"}, "--request-rate"},
       {{"--request-rate", "1,2", "--result-filename", "r.json"}, "--result-filename"},
+      {{"--http-engine", "http1", "--base-url", "https://127.0.0.1:1"}, "--http-engine"},
+      {{"--http-engine", "h2"}, "--http-engine"},
       {{"--goodput", "ttft=5"}, "--goodput"},
       {{"--goodput", "latency:5"}, "--goodput"},
       {{"--metadata", "novalue"}, "--metadata"},
