@@ -5,7 +5,7 @@
 // the connection for the next request. GET answers a tiny model list (for ready checks).
 //
 //   floor_sse_server [--port P] [--events N] [--gap-us G] [--first-us F] [--per-write W]
-//                    [--stamp none|send|due] [--jitter] [--event-bytes B] [--model M]
+//                    [--stamp none|send|due] [--jitter] [--grid] [--event-bytes B] [--model M]
 //                    [--limit-s T] [--keep]
 //   --events N     events per response; 0 = the request's "max_tokens" (default 256)
 //   --gap-us G     0 = unpaced (round robin over the streaming connections, one write each per
@@ -17,6 +17,10 @@
 //                  the due time ("due") into each event's text as " t<16 digits>"; "none"
 //                  writes zeros (same bytes)
 //   --jitter       random phase in [0, G) per request instead of aligned ticks
+//   --grid         every stream on one common tick: a write is due at the first multiple of G
+//                  (from the server's start) at or after arrival + F, so events of all streams
+//                  fall due together, as one decode step of an engine emits them, whatever the
+//                  spread of the requests' arrivals
 //   --event-bytes  lengthen the "id" so that each SSE event ("data: …\n\n") is B bytes, to
 //                  match another server's event size
 //   --keep         keep running when the last client leaves (default: exit then)
@@ -53,6 +57,7 @@ struct Options {
   int per_write = 1;
   Stamp stamp = Stamp::kSend;
   bool jitter = false;
+  bool grid = false;
   int event_bytes = 0;
   std::string model = "m";
   int64_t limit_s = 120;
@@ -97,6 +102,7 @@ int open_conns = 0, streaming_now = 0, peak_streaming = 0;
 bool served_any = false;
 uint64_t n_requests = 0, n_events = 0, n_writes = 0, n_blocked = 0, n_accepts = 0, request_seq = 0;
 int64_t armed_ns = -1, created_s = 0;
+int64_t server_start_ns = 0;  // the --grid's origin
 uint64_t rng = 0x2545f4914f6cdd1dull;
 volatile sig_atomic_t stop_flag = 0;
 
@@ -358,6 +364,10 @@ bool try_start_request(Conn* c) {
   }
   if (opt.gap_ns > 0) {
     c->due_ns = mono_ns() + opt.first_ns;
+    if (opt.grid) {
+      int64_t ticks = (c->due_ns - server_start_ns + opt.gap_ns - 1) / opt.gap_ns;
+      c->due_ns = server_start_ns + ticks * opt.gap_ns;
+    }
     if (opt.jitter)
       c->due_ns +=
           static_cast<int64_t>(floor_bench::splitmix64(rng) % static_cast<uint64_t>(opt.gap_ns));
@@ -455,6 +465,7 @@ void parse_options(int argc, char** argv) {
                                         {"per-write", required_argument, nullptr, 'w'},
                                         {"stamp", required_argument, nullptr, 's'},
                                         {"jitter", no_argument, nullptr, 'j'},
+                                        {"grid", no_argument, nullptr, 'G'},
                                         {"event-bytes", required_argument, nullptr, 'b'},
                                         {"model", required_argument, nullptr, 'm'},
                                         {"limit-s", required_argument, nullptr, 'T'},
@@ -491,6 +502,9 @@ void parse_options(int argc, char** argv) {
           floor_bench::die_usage(std::string("option --stamp: '") + optarg +
                                  "' is not none, send or due");
         break;
+      case 'G':
+        opt.grid = true;
+        break;
       case 'j':
         opt.jitter = true;
         break;
@@ -509,7 +523,8 @@ void parse_options(int argc, char** argv) {
       default:
         floor_bench::die_usage(
             "usage: floor_sse_server [--port P] [--events N] [--gap-us G] [--first-us F] "
-            "[--per-write W] [--stamp none|send|due] [--jitter] [--event-bytes B] [--model M] "
+            "[--per-write W] [--stamp none|send|due] [--jitter] [--grid] [--event-bytes B] "
+            "[--model M] "
             "[--limit-s T] [--keep]");
     }
   }
@@ -528,6 +543,7 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   created_s = static_cast<int64_t>(time(nullptr));
+  server_start_ns = mono_ns();
   lateness_ns.reserve(1 << 20);
 
   listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

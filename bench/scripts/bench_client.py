@@ -40,10 +40,10 @@ import benchlib as bl  # noqa: E402
 MODEL = "m"
 
 
-def floor_server_argv(paths, port, gap_us=0, first_us=None, per_write=1, stamp="none"):
+def floor_server_argv(paths, port, gap_us=0, first_us=None, per_write=1, stamp="none", grid=False):
     return [paths.floor_sse_server, "--port", str(port), "--events", "0", "--gap-us", str(gap_us),
             "--first-us", str(gap_us if first_us is None else first_us), "--per-write", str(per_write),
-            "--stamp", stamp, "--model", MODEL, "--keep", "--limit-s", "600"]
+            "--stamp", stamp, "--model", MODEL, "--keep", "--limit-s", "600"] + (["--grid"] if grid else [])
 
 
 def sim_argv(paths, port, ttft_ms, itl_ms, trace_path):
@@ -125,7 +125,9 @@ def client_cpu_row(section, kind, rep, tag, res, server, result):
 
 CPU_CONFIGS = {
     # name: server argv options, clients: streams, requests, tokens
-    "paced": dict(server=dict(gap_us=10000), conns=256, requests=512, tokens=100),
+    # --grid: every stream ticks on one common 10 ms clock (as an engine's decode step), so the
+    # clients' different request start spreads do not give them different wake-up counts.
+    "paced": dict(server=dict(gap_us=10000, grid=True), conns=256, requests=512, tokens=100),
     "batched": dict(server=dict(gap_us=0, per_write=16), conns=256, requests=1024, tokens=256),
     "rps": dict(server=dict(gap_us=0), conns=64, requests=20000, tokens=1),
 }
