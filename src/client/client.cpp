@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <thread>
 #include <unordered_map>
 
@@ -205,13 +204,6 @@ size_t collect_body(char* data, size_t size, size_t count, void* user) {
   return length;
 }
 
-// "0.5", "600": a whole-number cast would report a 0.5 s timeout as "0 s".
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", seconds);
-  return text;
-}
-
 struct EasyHandle {
   CURL* easy = curl_easy_init();
   curl_slist* headers = nullptr;
@@ -278,7 +270,7 @@ void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
     if (pause_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(pause_ns));
   }
   throw core::Error(core::ErrorKind::kNetwork, "ready check",
-                    "the server did not become ready within " + seconds_text(timeout_s) +
+                    "the server did not become ready within " + detail::seconds_text(timeout_s) +
                         " s; last failure: " + last_failure);
 }
 

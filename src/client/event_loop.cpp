@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -50,6 +51,8 @@ constexpr int kMaxEvents = 256;
   throw core::Error(core::ErrorKind::kInternal, "client", what + ": " + std::strerror(errno));
 }
 
+}  // namespace
+
 bool has_header(const std::vector<std::string>& headers, std::string_view name) {
   for (const std::string& header : headers) {
     if (header.size() > name.size() && header[name.size()] == ':' &&
@@ -59,7 +62,11 @@ bool has_header(const std::vector<std::string>& headers, std::string_view name) 
   return false;
 }
 
-}  // namespace
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
 
 std::vector<std::string> base_header_lines(const Endpoint& endpoint) {
   std::vector<std::string> lines;

@@ -13,7 +13,6 @@
 
 #include <cerrno>
 #include <charconv>
-#include <cstdio>
 #include <cstring>
 #include <deque>
 
@@ -79,14 +78,6 @@ bool parse_http_url(const std::string& url, HttpUrl* out) {
   return true;
 }
 
-bool has_header_named(const std::vector<std::string>& lines, std::string_view name) {
-  for (const std::string& line : lines)
-    if (line.size() > name.size() && line[name.size()] == ':' &&
-        strncasecmp(line.data(), name.data(), name.size()) == 0)
-      return true;
-  return false;
-}
-
 struct Connection;
 
 struct Http1Exchange : Exchange {
@@ -134,8 +125,8 @@ class Http1Transport final : public Transport {
                             one_line_message(endpoint.url, 100));
     timeout_ns_ = static_cast<int64_t>(std::max(0.001, endpoint.timeout_s) * 1e9);
     std::vector<std::string> lines = base_header_lines(endpoint);
-    if (!has_header_named(lines, "host")) lines.insert(lines.begin(), "Host: " + url_.host_header);
-    if (!has_header_named(lines, "accept")) lines.push_back("Accept: */*");
+    if (!has_header(lines, "host")) lines.insert(lines.begin(), "Host: " + url_.host_header);
+    if (!has_header(lines, "accept")) lines.push_back("Accept: */*");
     for (const std::string& line : lines) fixed_headers_ += line + "\r\n";
     resolve();
   }
@@ -193,7 +184,7 @@ class Http1Transport final : public Transport {
         continue;
       Connection* connection = exchange.connection;
       fail(connection, "transport: no complete response within the request timeout of " +
-                           seconds_text(timeout_ns_) + " (" +
+                           seconds_text(static_cast<double>(timeout_ns_) * 1e-9) + " s (" +
                            std::to_string(connection->response.body_bytes()) +
                            " body bytes received)");
     }
@@ -242,12 +233,6 @@ class Http1Transport final : public Transport {
     uint64_t serial;
     std::string message;
   };
-
-  static std::string seconds_text(int64_t ns) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g s", static_cast<double>(ns) * 1e-9);
-    return text;
-  }
 
   void resolve() {
     addrinfo hints{};

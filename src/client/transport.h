@@ -100,6 +100,12 @@ std::unique_ptr<Transport> make_http1_transport(TransportContext& context);
 // The transport a run uses: `engine`, or for kAuto the HTTP/1.1 one for http:// URLs.
 bool use_http1_transport(const Endpoint& endpoint, HttpEngine engine);
 
+// Whether `headers` ("Name: value" lines) has one called `name` (case-insensitive).
+bool has_header(const std::vector<std::string>& headers, std::string_view name);
+
+// "0.5", "600": a whole-number cast would report a 0.5 s timeout as "0 s".
+std::string seconds_text(double seconds);
+
 // Header lines every request carries: Content-Type (unless given), Authorization when there is
 // an API key (unless given), then the user's headers.
 std::vector<std::string> base_header_lines(const Endpoint& endpoint);
