@@ -2,7 +2,8 @@
 // Building prompts before a run starts (docs/performance.md, "Datasets"):
 //   BM_RandomPrompts    vLLM's `random` prompts with exact token counts (1,000 and 100,000 of
 //                       1,024 tokens), with the word rule and, when scripts/fetch-tokenizers.sh
-//                       has fetched it, Llama 3's tokenizer.json (BM_RandomPrompts/llama3)
+//                       has fetched it, Llama 3's tokenizer.json (BM_RandomPrompts/llama3), and
+//                       the round-trip rule with each real file (BM_RandomPrompts/<name>_roundtrip)
 //   BM_ShareGptLarge    load a 650 MB ShareGPT-format file, shuffle, filter, tokenize and keep
 //                       1,000 prompts (the file is generated once into $TMPDIR or /tmp, never
 //                       committed; SERVEBENCH_SHAREGPT_MB changes its size)
@@ -45,38 +46,54 @@ BENCHMARK(BM_RandomPrompts)
 
 void BM_RandomPromptsWith(benchmark::State& state,
                           std::shared_ptr<const servebench::tokenizer::Tokenizer> tokenizer,
-                          size_t count) {
+                          size_t count, servebench::dataset::RandomTokenRule rule) {
   servebench::dataset::RandomOptions options;
   options.input_len = 1024;
   options.output_len = 128;
   options.range_ratio = 0.1;
   options.seed = 3;
+  options.token_rule = rule;
   servebench::dataset::RandomReport report;
   for (auto _ : state) {
     auto prompts = servebench::dataset::random_prompts(count, options, *tokenizer, &report);
     benchmark::DoNotOptimize(prompts.data());
   }
   state.counters["token_mismatch"] = static_cast<double>(report.token_mismatch);
+  state.counters["token_pool"] = static_cast<double>(report.token_pool_size);
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * count));
 }
 
-// Registered only when the real file is there (the tokenizer benchmark's rule).
+// Registered only when the real file is there (the tokenizer benchmark's rule): vLLM's rule
+// with Llama 3's file; the round-trip rule (pool built inside the timing) with each file.
+// CPU time is the whole process's (the prompts are settled on every core).
 const bool kRealTokenizerRegistered = [] {
+  using servebench::dataset::RandomTokenRule;
   const char* env = std::getenv("SERVEBENCH_TOKENIZER_DIR");
   const std::filesystem::path dir =
       env && *env ? std::filesystem::path(env)
                   : std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
                         "build-deps" / "tokenizers";
-  const std::filesystem::path file = dir / "llama3" / "tokenizer.json";
-  if (!std::filesystem::exists(file)) return false;
-  std::shared_ptr<const servebench::tokenizer::Tokenizer> tokenizer =
-      servebench::tokenizer::load_tokenizer(file.string());
-  for (size_t count : {size_t{1000}, size_t{100000}}) {
-    benchmark::RegisterBenchmark(
-        ("BM_RandomPrompts/llama3/" + std::to_string(count) + "/1024").c_str(),
-        BM_RandomPromptsWith, tokenizer, count)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+  for (const char* name : {"llama3", "qwen3", "llama2", "deepseek_v3"}) {
+    const std::filesystem::path file = dir / name / "tokenizer.json";
+    if (!std::filesystem::exists(file)) continue;
+    std::shared_ptr<const servebench::tokenizer::Tokenizer> tokenizer =
+        servebench::tokenizer::load_tokenizer(file.string());
+    for (size_t count : {size_t{1000}, size_t{100000}}) {
+      const std::string size = "/" + std::to_string(count) + "/1024";
+      if (std::string(name) == "llama3") {
+        benchmark::RegisterBenchmark(("BM_RandomPrompts/llama3" + size).c_str(),
+                                     BM_RandomPromptsWith, tokenizer, count, RandomTokenRule::kVllm)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->MeasureProcessCPUTime();
+      }
+      benchmark::RegisterBenchmark(
+          ("BM_RandomPrompts/" + std::string(name) + "_roundtrip" + size).c_str(),
+          BM_RandomPromptsWith, tokenizer, count, RandomTokenRule::kRoundTrip)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->MeasureProcessCPUTime();
+    }
   }
   return true;
 }();

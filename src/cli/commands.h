@@ -21,6 +21,10 @@ Action add_sim_command(CLI::App& app);
 Action add_run_command(CLI::App& app, bool check_only = false);
 // `suite` runs a file of named `run` tests in order (suite_command.cpp, docs/run.md "Suites").
 Action add_suite_command(CLI::App& app);
+// `latency` and `throughput` are vLLM's `bench latency` / `bench throughput` run against a
+// server (latency_command.cpp, throughput_command.cpp, docs/run.md); check_only as for run.
+Action add_latency_command(CLI::App& app, bool check_only = false);
+Action add_throughput_command(CLI::App& app, bool check_only = false);
 // `tokenize` shows what a tokenizer makes of a text, or of ids (tokenize_command.cpp).
 Action add_tokenize_command(CLI::App& app);
 // `report` and `compare` read finished result files (report_command.cpp, compare_command.cpp).

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
       {nullptr, cli::add_run_command(app)},      {nullptr, cli::add_sim_command(app)},
       {nullptr, cli::add_report_command(app)},   {nullptr, cli::add_compare_command(app)},
       {nullptr, cli::add_tokenize_command(app)}, {nullptr, cli::add_suite_command(app)},
+      {nullptr, cli::add_latency_command(app)},  {nullptr, cli::add_throughput_command(app)},
   };
   commands[0].sub = app.get_subcommand("run");
   commands[1].sub = app.get_subcommand("sim");
@@ -26,6 +27,8 @@ int main(int argc, char** argv) {
   commands[3].sub = app.get_subcommand("compare");
   commands[4].sub = app.get_subcommand("tokenize");
   commands[5].sub = app.get_subcommand("suite");
+  commands[6].sub = app.get_subcommand("latency");
+  commands[7].sub = app.get_subcommand("throughput");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

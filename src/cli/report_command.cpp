@@ -32,11 +32,12 @@ const char* const kFormats =
     "in one self-contained page)";
 
 std::string render(const std::string& format, std::span<const report::RunResult> runs) {
+  // With latency or throughput results among the runs, vLLM's three suite tables.
   if (format == "vllm-md") {
-    return report::vllm_serving_markdown(runs, report::MarkdownStyle::kTabulate);
+    return report::vllm_suite_markdown(runs, report::MarkdownStyle::kTabulate);
   }
   if (format == "vllm-md-aligned") {
-    return report::vllm_serving_markdown(runs, report::MarkdownStyle::kAligned);
+    return report::vllm_suite_markdown(runs, report::MarkdownStyle::kAligned);
   }
   if (format == "vllm-json") return report::vllm_pandas_json(runs) + "\n";
   if (format == "concurrency") return report::concurrency_markdown(runs);
@@ -101,7 +102,9 @@ void write_charts(const ReportFlags& f, std::span<const report::CompareInput> in
 Action add_report_command(CLI::App& app) {
   auto flags = std::make_shared<ReportFlags>();
   CLI::App* sub = app.add_subcommand(
-      "report", "Lay result files (servebench's or vLLM's --save-result JSON) out as tables");
+      "report",
+      "Lay result files (servebench's or vLLM's serving, latency and throughput JSON, GuideLLM's "
+      "benchmarks.json, inference-perf's lifecycle reports) out as tables");
   sub->add_option("inputs", flags->inputs, "Result files, or directories of *.json results")
       ->required();
   sub->add_option("--format", flags->format, std::string("Layout: ") + kFormats)
@@ -125,6 +128,13 @@ Action add_report_command(CLI::App& app) {
     std::vector<report::CompareInput> inputs;
     for (const std::string& input : f.inputs) {
       inputs.push_back({input_name(input), report::load_runs(input)});
+    }
+    if (!f.chart.empty() || f.format == "html") {
+      // Charts and the HTML report plot serving runs against their load; latency and
+      // throughput tests have no load axis.
+      for (report::CompareInput& input : inputs) {
+        input.runs = report::runs_of_kind(input.runs, "serving");
+      }
     }
     if (!f.chart.empty()) {
       write_charts(f, inputs);

@@ -16,7 +16,11 @@
 
 #include "cli/commands.h"
 #include "cli/run_config.h"
+#include "cli/run_profiles.h"
+#include "cli/run_search.h"
+#include "cli/run_stages.h"
 #include "cli/run_support.h"
+#include "cli/run_targets.h"
 #include "core/error.h"
 #include "metrics/metrics.h"
 #include "sim/model/timing_model.h"
@@ -40,7 +44,7 @@ struct RawFlags {
   std::string input_len, output_len, dataset_name = "random", dataset_path;
   std::string num_prompts = "1000", seed = "0";
   std::string random_input_len = "1024", random_output_len = "128", random_range_ratio = "0.0",
-              random_prefix_len = "0";
+              random_prefix_len = "0", random_token_rule = "vllm";
   bool no_oversample = false, disable_shuffle = false, skip_chat_template = false,
        custom_skip_chat_template = false, gsp_ordered = false;
   bool multi_turn = false;  // servebench: sharegpt conversations turn by turn
@@ -67,10 +71,14 @@ struct RawFlags {
   std::string ready_check_timeout_sec = "0", extra_body;
   // servebench
   std::string records, io_threads = "1", drain_timeout_sec = "10", http_engine = "auto";
+  std::string server_metrics = "auto", server_metrics_interval = "0.333";
   std::string sim_ttft_ms = "50", sim_itl_ms = "10", sim_ttft_jitter_ms = "0",
               sim_itl_jitter_ms = "0", sim_mode = "fixed", sim_engine_profile, sim_threads = "1",
               sim_trace_out;
   std::vector<std::string> sim_fault;
+  run::LoadFlags load;              // GuideLLM's load shapes (run_profiles.h)
+  std::string sim_instances = "1";  // several embedded simulators, one target each (run_targets.h)
+  run::StageFlags stages;           // inference-perf's load stages (run_stages.h)
 };
 
 // "--num-prompts" also answers to "--num_prompts", as vLLM's FlexibleArgumentParser does.
@@ -91,8 +99,8 @@ class RunFormatter : public CLI::Formatter {
 };
 
 // vLLM flags servebench does not implement yet: named as such instead of "unknown".
-const std::set<std::string> kVllmOnlyFlags = {"--profile",
-                                              "--lora-modules",
+// (vLLM's --profile, the torch profiler switch, is GuideLLM's --profile here: run_profiles.h.)
+const std::set<std::string> kVllmOnlyFlags = {"--lora-modules",
                                               "--lora-assignment",
                                               "--ramp-up-strategy",
                                               "--ramp-up-start-rps",
@@ -237,12 +245,9 @@ void check_target(const RawFlags& f, const Given& given, run::RunConfig& c) {
   if (!c.endpoint.empty() && c.endpoint[0] != '/') usage("--endpoint", "must start with '/'");
   c.embedded = !given("--base-url") && !given("--host") && !given("--port");
   if (given("--base-url")) {
-    c.base_url = f.base_url;
-    while (!c.base_url.empty() && c.base_url.back() == '/') c.base_url.pop_back();
-    if (c.base_url.rfind("http://", 0) != 0 && c.base_url.rfind("https://", 0) != 0) {
-      usage("--base-url",
-            "must start with http:// or https://, got '" + run::url_for_messages(f.base_url) + "'");
-    }
+    // Several URLs (a comma list, or the flag repeated) are several targets (run_targets.h).
+    c.target_urls = run::parse_base_urls(f.base_url);
+    c.base_url = c.target_urls.front();
   } else if (!c.embedded) {
     int port = static_cast<int>(parse_int("--port", f.port, 1, 65535));
     bool v6 = f.host.find(':') != std::string::npos;
@@ -273,6 +278,9 @@ void check_random(const RawFlags& f, const Given& given, dataset::RandomOptions&
     usage("--random-range-ratio", "must be in [0, 1), got " + f.random_range_ratio);
   }
   r.prefix_len = length_flag("--random-prefix-len", f.random_prefix_len, 0);
+  if (!dataset::parse_token_rule(f.random_token_rule, &r.token_rule)) {
+    usage("--random-token-rule", "must be vllm or round-trip, got '" + f.random_token_rule + "'");
+  }
   if (r.prefix_len + std::floor(r.input_len * (1 - r.range_ratio)) < 1) {
     usage("--random-input-len", "too small: the shortest prompt would have 0 tokens");
   }
@@ -488,6 +496,11 @@ void check_reporting(const RawFlags& f, const Given& given, run::RunConfig& c) {
     usage("--http-engine", "unknown engine '" + f.http_engine + "'; use auto, http1 or curl");
   }
   c.drain_timeout_s = non_negative("--drain-timeout-sec", f.drain_timeout_sec);
+  c.server_metrics = f.server_metrics;  // URLs are checked by probing them, before the run
+  c.server_metrics_interval_s =
+      run::parse_double("--server-metrics-interval", f.server_metrics_interval);
+  if (!(c.server_metrics_interval_s >= 0.01 && c.server_metrics_interval_s <= 3600))
+    usage("--server-metrics-interval", "seconds between scrapes must be in [0.01, 3600]");
 }
 
 void check_sim(const RawFlags& f, const Given& given, run::RunConfig& c) {
@@ -549,6 +562,9 @@ run::RunConfig validate(const RawFlags& f, const CLI::App& sub) {
   check_dataset(f, given, c);
   check_reporting(f, given, c);
   check_sim(f, given, c);
+  run::apply_load_flags(f.load, given, c);
+  run::apply_target_flags(f.sim_instances, given, c);
+  run::apply_stage_flags(f.stages, given, c);
   return c;
 }
 
@@ -587,13 +603,21 @@ Action add_run_command(CLI::App& app, bool check_only) {
   opt("--backend", f->backend, "openai (completions; alias vllm) or openai-chat", target);
   opt("--endpoint-type", f->endpoint_type, "older vLLM name of --backend", target);
   opt("--label", f->label, "prefix of the result file name (default: the backend)", target);
-  opt("--base-url", f->base_url, "server base URL, instead of --host/--port", target);
+  // Repeated, the values are joined with '\n' and read as a list (run_targets.h).
+  opt("--base-url", f->base_url,
+      "server base URL, instead of --host/--port; several (a comma list or the flag repeated) "
+      "are benchmarked at once",
+      target)
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   opt("--host", f->host, "server host", target);
   opt("--port", f->port, "server port", target);
   opt("--endpoint", f->endpoint, "API path (openai-chat defaults to /v1/chat/completions)", target);
   list("--header", f->header, "KEY=VALUE headers sent with every request", target);
   opt("--model", f->model,
-      "model name (default: the server's first model; embedded: servebench-sim)", target);
+      "model name (default: the server's first model; embedded: servebench-sim); with several "
+      "targets a comma list names each one's",
+      target)
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   opt("--served-model-name", f->served_model_name,
       "the \"model\" sent in requests (default: --model)", target);
   opt("--tokenizer", f->tokenizer,
@@ -622,6 +646,10 @@ Action add_run_command(CLI::App& app, bool check_only) {
       "lengths uniform in [len*(1-r), len*(1+r)], r in [0, 1)", data);
   opt("--random-prefix-len", f->random_prefix_len,
       "tokens of a random prefix shared by all prompts", data);
+  opt("--random-token-rule", f->random_token_rule,
+      "vllm (decode, re-encode, adjust) or round-trip (whole-word tokens, exact without "
+      "re-encoding; docs/run.md)",
+      data);
   flag("--disable-shuffle", f->disable_shuffle, "keep file rows in file order (no seeded shuffle)",
        data);
   flag("--no-oversample", f->no_oversample,
@@ -723,6 +751,49 @@ Action add_run_command(CLI::App& app, bool check_only) {
       extra);
   opt("--drain-timeout-sec", f->drain_timeout_sec,
       "after Ctrl-C, wait this long for requests in flight", extra);
+  opt("--server-metrics", f->server_metrics,
+      "scrape the server's Prometheus metrics during each run: auto (<base-url>/metrics when "
+      "it answers), off, or URLs (comma-separated)",
+      extra);
+  opt("--server-metrics-interval", f->server_metrics_interval, "seconds between scrapes", extra);
+
+  const std::string load = "Load shape (GuideLLM)";
+  opt("--profile", f->load.profile,
+      "GuideLLM's profile: synchronous, throughput, concurrent, constant, poisson or sweep", load);
+  opt("--rate", f->load.rate,
+      "with --profile: concurrent = streams, constant/poisson = req/s (a list runs one each), "
+      "throughput = max concurrency, sweep = number of benchmarks [default: 10]",
+      load);
+  opt("--duration", f->load.duration,
+      "seconds: send until then, cancel what is in flight; --num-prompts becomes a cap", load);
+  opt("--warmup", f->load.warmup,
+      "leave out of the metrics: a fraction (0-1) of the run, or N requests and N seconds", load);
+  opt("--cooldown", f->load.cooldown,
+      "leave out of the metrics: the last fraction (0-1), or last N requests and N seconds", load);
+  opt("--warmup-number", f->load.warmup_number, "leave out the first N requests to complete", load);
+  opt("--warmup-duration", f->load.warmup_duration,
+      "leave out the requests due in the first S seconds", load);
+  opt("--cooldown-number", f->load.cooldown_number, "leave out the last N requests to complete",
+      load);
+  opt("--cooldown-duration", f->load.cooldown_duration,
+      "leave out the requests ending in the last S seconds", load);
+  opt("--max-errors", f->load.max_errors, "stop sending after N errored requests", load);
+  opt("--max-error-rate", f->load.max_error_rate,
+      "stop sending when this share (0-1) of the last 30 requests errored", load);
+
+  const std::string several = "Several targets, load stages (servebench)";
+  opt("--sim-instances", f->sim_instances,
+      "start N embedded simulators and benchmark them at once, one target each", several);
+  opt("--stages", f->stages.stages,
+      "inference-perf's load stages RATE:DURATION,... (e.g. 1:60,5:60), or YAML/JSON inline or "
+      "in a file; one result per stage",
+      several);
+  opt("--stage-arrival", f->stages.arrival,
+      "with --stages: constant or poisson (inference-perf's load.type) [default: constant]",
+      several);
+  opt("--stage-interval", f->stages.interval,
+      "with --stages: seconds between stages (inference-perf's load.interval) [default: 1]",
+      several);
 
   opt("--sim-mode", f->sim_mode, "fixed or engine", simg);
   opt("--sim-ttft-ms", f->sim_ttft_ms, "fixed mode: time to first token", simg);
@@ -737,8 +808,14 @@ Action add_run_command(CLI::App& app, bool check_only) {
   opt("--sim-trace-out", f->sim_trace_out,
       "server-side times per request (JSONL, as servebench sim --trace-out)", simg);
 
-  return [f, sub, check_only]() -> int {
+  auto search = std::make_shared<run::SearchFlags>();  // --search-slo (run_search.cpp)
+  run::add_search_flags(*sub, search);
+  return [f, sub, check_only, search]() -> int {
     run::RunConfig config = validate(*f, *sub);
+    if (run::search_requested(*sub, *search)) {
+      const run::SearchPlan plan = run::validate_search(*search, config);
+      return check_only ? 0 : run::execute_search(std::move(config), plan);
+    }
     return check_only ? 0 : run::execute_run(std::move(config));
   };
 }

@@ -5,16 +5,38 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "cli/run_limits.h"
 #include "client/client.h"
 #include "dataset/dataset.h"
+#include "schedule/schedule.h"
 #include "sim/sim.h"
 
 namespace servebench::cli::run {
+
+// How one target's run of a multi-target run (run_targets.cpp) meets the others: each hook is
+// called by that target's own run_execute.cpp flow.
+struct TargetCoordination {
+  size_t index = 0, count = 1;  // this target (0-based) of how many
+  std::string url;              // its base URL without credentials (url_for_messages)
+  // Ends this target's setup (the next target's starts) and waits for every target to be
+  // ready: returns the common t0 (core::mono_ns). `planned` = this target's requests.
+  std::function<int64_t(size_t planned)> start_gate;
+  std::function<void()> on_record;  // one of this target's requests finished (combined bar)
+  // Waits until every target's run has ended and the targets before this one have printed,
+  // then prints this target's heading (its base URL, shown without credentials).
+  std::function<void(const std::string& base_url)> before_report;
+  // This target's result is out: hands it over (combined figures) and lets the next print.
+  std::function<void(const nlohmann::json& result)> after_report;
+};
 
 struct RunConfig {
   // --- target
@@ -43,6 +65,7 @@ struct RunConfig {
   int max_active_conversations = 0;    // --max-active-conversations (multi-turn); 0 = none
   int num_conversations = 0;           // multi-turn: conversations the dataset gave (set by run)
   uint64_t seed = 0;
+  RunLimits limits;  // GuideLLM's --profile/--rate, --duration, warmup/cooldown, stop rules
 
   // --- request bodies
   bool ignore_eos = false;
@@ -64,10 +87,24 @@ struct RunConfig {
   int io_threads = 1;
   client::HttpEngine http_engine = client::HttpEngine::kAuto;
   double drain_timeout_s = 10;
+  std::string server_metrics = "auto";  // --server-metrics: auto, off, or URLs (comma-separated)
+  double server_metrics_interval_s = 0.333;
 
   // --- embedded simulator (--sim-*)
   sim::Options sim;
   std::string sim_description;  // for the stderr notice, e.g. "fixed TTFT 50 ms, ITL 10 ms"
+
+  // --- several targets at once (run_targets.h): one run per target, all from one t0
+  std::vector<std::string> target_urls;    // every --base-url; more than one = several targets
+  std::vector<std::string> target_models;  // --model per target; empty = `model` for every one
+  int sim_instances = 1;                   // --sim-instances: embedded simulators, one target each
+  std::shared_ptr<TargetCoordination> coordination;  // set on each target's own run
+
+  // --- inference-perf stages (run_stages.h): one run per stage, in order; empty = none
+  std::vector<schedule::LoadStage> stages;
+  schedule::StageArrival stage_arrival = schedule::StageArrival::kConstant;
+  double stage_interval_s = 1.0;  // pause between stages (inference-perf's load.interval)
+  int stage_index = -1;           // the current run's stage; -1 = not a stage run
 };
 
 // Runs the benchmark; returns the exit code (0 when it finished, even with failed requests;

@@ -13,11 +13,16 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "cli/run_config.h"
+#include "cli/run_profiles.h"
+#include "cli/run_server_metrics.h"
+#include "cli/run_stages.h"
 #include "cli/run_support.h"
+#include "cli/run_targets.h"
 #include "client/client.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -32,6 +37,23 @@
 #include "tokenizer/tokenizer.h"
 
 namespace servebench::cli::run {
+std::vector<client::PlannedRequest> plan_at(const std::vector<int64_t>& times,
+                                            const std::vector<dataset::Prompt>& prompts) {
+  std::vector<client::PlannedRequest> plan(times.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const dataset::Prompt& p = prompts[i % prompts.size()];
+    plan[i].index = i;
+    plan[i].intended_ns = times[i];
+    plan[i].prompt = p.text;
+    plan[i].prompt_tokens = p.prompt_tokens;
+    plan[i].max_tokens = p.output_tokens;
+    plan[i].conversation = p.conversation;
+    plan[i].turn = p.turn;
+    if (p.turn > 0) plan[i].follows = static_cast<int64_t>(i) - 1;  // turns are in order
+  }
+  return plan;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -56,9 +78,13 @@ extern "C" void on_sigint(int) {
 
 class SigintHandler {
  public:
-  SigintHandler() {
-    g_stop.store(false);
-    g_interrupts.store(0);
+  // `fresh`: forget earlier interrupts (not for the second and later of several targets: a
+  // Ctrl-C while the first one waits for them must still stop the run).
+  explicit SigintHandler(bool fresh) {
+    if (fresh) {
+      g_stop.store(false);
+      g_interrupts.store(0);
+    }
     struct sigaction sa {};
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
@@ -226,6 +252,9 @@ std::vector<dataset::Prompt> make_prompts(const RunConfig& c, const tokenizer::T
 // run of a sweep, as vLLM's suite reuses its seed).
 std::vector<client::PlannedRequest> make_plan(const RunConfig& c,
                                               const std::vector<dataset::Prompt>& prompts) {
+  if (c.stage_index >= 0) return stage_plan(c, prompts);  // --stages (run_stages.cpp)
+  if (c.limits.bounds_plan() && !dataset::is_trace_dataset(c.dataset.name))
+    return bounded_plan(c, prompts);  // --duration / --profile (run_profiles.cpp)
   std::vector<int64_t> times;
   if (dataset::is_trace_dataset(c.dataset.name)) {
     std::vector<int64_t> offsets(prompts.size());
@@ -244,18 +273,7 @@ std::vector<client::PlannedRequest> make_plan(const RunConfig& c,
     for (size_t i = 0, next = 0; i < prompts.size(); ++i)
       times.push_back(prompts[i].turn == 0 ? starts[next++] : times.back());
   }
-  std::vector<client::PlannedRequest> plan(prompts.size());
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    plan[i].index = i;
-    plan[i].intended_ns = times[i];
-    plan[i].prompt = prompts[i].text;
-    plan[i].prompt_tokens = prompts[i].prompt_tokens;
-    plan[i].max_tokens = prompts[i].output_tokens;
-    plan[i].conversation = prompts[i].conversation;
-    plan[i].turn = prompts[i].turn;
-    if (prompts[i].turn > 0) plan[i].follows = static_cast<int64_t>(i) - 1;  // turns are in order
-  }
-  return plan;
+  return plan_at(times, prompts);
 }
 
 // Every request in flight holds a socket (two with the embedded simulator, which serves from
@@ -331,15 +349,19 @@ nlohmann::json run_state_json(bool interrupted, size_t not_sent) {
 struct MainRun {
   std::vector<record::RequestRecord> records;  // sent requests, in completion order
   client::ClientStats stats;
-  size_t not_sent = 0;  // left unsent after Ctrl-C
+  size_t not_sent = 0;  // left unsent after Ctrl-C, a stop rule or the end of --duration
   bool interrupted = false;
+  StopOutcome stop;               // the stop rule that ended the run, if any
+  nlohmann::json server_metrics;  // scraped during the run (run_server_metrics.h); null if off
 };
 
 MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::BodyOptions& body,
                  const std::vector<client::PlannedRequest>& plan, const client::RunOptions& options,
                  const tokenizer::Tokenizer& tok, RecordsFile& records_file) {
   std::printf("Starting main benchmark run...\n");
-  if (dataset::is_trace_dataset(c.dataset.name)) {
+  if (c.stage_index >= 0) {
+    std::fputs(stage_traffic_lines(c).c_str(), stdout);
+  } else if (dataset::is_trace_dataset(c.dataset.name)) {
     std::printf("Traffic: replaying the trace's timestamps (time scale %s, last send at %.3f s)\n",
                 python_float(c.trace_time_scale).c_str(),
                 plan.empty() ? 0.0 : static_cast<double>(plan.back().intended_ns) / 1e9);
@@ -356,22 +378,33 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
                 c.max_active_conversations > 0 ? std::to_string(c.max_active_conversations).c_str()
                                                : "None");
   }
+  std::fputs(load_header_lines(c).c_str(), stdout);
   std::fflush(stdout);
 
   MainRun m;
   m.records.reserve(plan.size());
+  StopRules stop_rules(c.limits, &g_stop);
+  ServerMetricsRecorder server_metrics(server_metrics_options(c, ep));
+  server_metrics.start();
   ProgressBar bar(plan.size(), !c.disable_tqdm && !g_stop.load());
   m.stats = client::run(ep, body, plan, options, tok, [&](record::RequestRecord&& r) {
-    if (g_stop.load() && r.sent_ns < 0) {  // stopped before it was sent: not part of the run
+    // Stopped before it was sent (Ctrl-C, a stop rule, the end of --duration): not part of
+    // the run.
+    if (r.sent_ns < 0 && (g_stop.load() || c.limits.duration_s > 0)) {
       ++m.not_sent;
       return;
     }
+    stop_rules.observe(r);
     records_file.append(r);
     m.records.push_back(std::move(r));
     bar.update();
+    if (c.coordination) c.coordination->on_record();  // several targets' combined bar
   });
   bar.close();
-  m.interrupted = g_stop.load();
+  m.server_metrics = server_metrics.stop(m.stats.t0_mono_ns, c.save_detailed);
+  m.interrupted = g_interrupts.load() > 0;
+  m.stop = stop_rules.outcome();
+  if (stop_rules.tripped() && !m.interrupted) g_stop.store(false);  // a sweep goes on
   if (m.interrupted) {
     std::fprintf(stderr,
                  "servebench: interrupted: %zu of %zu requests were sent; the summary covers "
@@ -388,6 +421,7 @@ nlohmann::json dataset_json(const RunConfig& c) {
   nlohmann::json j = {{"name", c.dataset.name},
                       {"path", path.empty() ? nlohmann::json(nullptr) : nlohmann::json(path)}};
   if (dataset::is_trace_dataset(c.dataset.name)) j["trace_time_scale"] = c.trace_time_scale;
+  if (c.dataset.name == "random") j["token_rule"] = token_rule_name(c.dataset.random.token_rule);
   if (c.dataset.sharegpt.multi_turn) {
     j["multi_turn"] = {{"conversations", c.num_conversations},
                        {"max_turns", c.dataset.sharegpt.max_turns},
@@ -461,7 +495,14 @@ nlohmann::json report_and_save(const RunConfig& c, const Target& target, const s
   mo.percentiles = c.percentiles;
   mo.goodput_slo_ms = c.goodput_slo_ms;
   mo.requested_rate = c.request_rate;
-  metrics::Summary summary = metrics::compute(m.records, m.stats.duration_s, mo);
+  // Warmup/cooldown windows (run_profiles.cpp) leave records out of the metrics.
+  const TrimmedRun trimmed = trim_transients(c, m.records);
+  const std::vector<record::RequestRecord>& measured =
+      trimmed.trimmed ? trimmed.measured : m.records;
+  metrics::Summary summary =
+      metrics::compute(measured, trimmed.trimmed ? trimmed.duration_s : m.stats.duration_s, mo);
+  mark_excluded_records(paths.records, m.records, trimmed.split);
+  std::fputs(load_console_lines(c, trimmed, m.stop).c_str(), stdout);
   if (summary.vllm.completed == 0) {
     std::fprintf(stderr,
                  "servebench: warning: every request failed; check the benchmark arguments\n");
@@ -469,13 +510,19 @@ nlohmann::json report_and_save(const RunConfig& c, const Target& target, const s
   const report::RunInfo info = run_info(c, target, date, m.stats);
   std::fputs(report::vllm_console_block(summary, info).c_str(), stdout);
   std::fputs(report::extras_console_block(summary, info).c_str(), stdout);
+  if (!m.server_metrics.is_null())
+    std::fputs(report::server_metrics_console_block(m.server_metrics).c_str(), stdout);
   std::fflush(stdout);
-  nlohmann::json result = report::vllm_result_json(summary, info, m.records, c.save_detailed);
+  nlohmann::json result = report::vllm_result_json(summary, info, measured, c.save_detailed);
   nlohmann::json& ours = result["servebench"];
   if (!ours.contains("client")) ours["client"] = nlohmann::json::object();
   ours["client"].update(run_state_json(m.interrupted, m.not_sent));
   if (!paths.records.empty()) ours["records_file"] = paths.records;
   ours["dataset"] = dataset_json(c);
+  if (!m.server_metrics.is_null()) ours["server_metrics"] = m.server_metrics;
+  if (c.stage_index >= 0) ours["stage"] = stage_json(c);
+  if (c.coordination) ours["target"] = target_json(c);
+  ours["load"] = load_json(c, trimmed, m.stop, ended_by_duration(c, m.records, m.not_sent));
   if (paths.result.empty()) return result;
   save_result(paths.result, result, c.append_result);
   // vLLM writes its PyTorch-benchmark side file only when this variable is set.
@@ -496,7 +543,11 @@ void print_sweep_summary(const RunConfig& c, std::vector<report::RunResult> runs
   if (runs.size() < 2) return;
   std::printf("\n%s\n", std::string(50, '=').c_str());
   std::printf("Sweep: %zu runs\n", runs.size());
-  if (c.max_concurrencies.size() > 1 && c.request_rates.size() == 1) {
+  if (c.limits.profile != LoadProfile::kNone) {
+    std::fputs(report::guidellm_tables(runs).c_str(), stdout);  // GuideLLM's tables (seed 003)
+  } else if (!c.stages.empty()) {
+    std::fputs(report::inference_perf_stages_markdown(runs).c_str(), stdout);  // seed 003
+  } else if (c.max_concurrencies.size() > 1 && c.request_rates.size() == 1) {
     std::fputs(report::concurrency_markdown(runs).c_str(), stdout);
   } else {
     std::fputs(report::vllm_serving_markdown(runs, report::MarkdownStyle::kAligned).c_str(),
@@ -507,6 +558,7 @@ void print_sweep_summary(const RunConfig& c, std::vector<report::RunResult> runs
 
 // A sweep run's row name: what varies ("qps_4", "concurrency_16", "qps_4_concurrency_16").
 std::string sweep_point_name(const RunConfig& c) {
+  if (c.stage_index >= 0) return stage_name(c.stage_index);  // inference-perf's "stage_0", …
   std::string name;
   if (c.request_rates.size() > 1) name = "qps_" + python_float(c.request_rate);
   if (c.max_concurrencies.size() > 1)
@@ -518,6 +570,7 @@ std::string sweep_point_name(const RunConfig& c) {
 }  // namespace
 
 int execute_run(RunConfig c) {
+  if (runs_several_targets(c)) return run_targets(c);  // one execute_run per target
   RunTokenizer run_tok = tokenizer_for(c.tokenizer, c.model);
   const std::shared_ptr<const tokenizer::Tokenizer>& tok = run_tok.tok;
   const std::string date = core::wall_timestamp_compact();
@@ -548,34 +601,44 @@ int execute_run(RunConfig c) {
   body.ignore_eos = c.ignore_eos;
   body.extra_body_json = c.extra_body_json;
   body.request_id_prefix = c.request_id_prefix;
-  SigintHandler sigint;
+  SigintHandler sigint(!c.coordination || c.coordination->index == 0);
   std::vector<report::RunResult> sweep;
-  for (double rate : c.request_rates) {
-    for (int concurrency : c.max_concurrencies) {
-      RunConfig point = c;
-      point.request_rate = rate;
-      point.max_concurrency = concurrency;
-      const Paths paths = output_paths(point, target.model_id, date);
-      const std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
-      RecordsFile records_file(paths.records);
-      client::RunOptions options;
-      options.max_concurrency = point.max_concurrency;
-      options.max_active_conversations = point.max_active_conversations;
-      options.io_threads = point.io_threads;
-      options.http_engine = point.http_engine;
-      options.stop = &g_stop;
-      options.drain_timeout_s = point.drain_timeout_s;
+  // vLLM's rate × concurrency lists, or a GuideLLM profile's benchmarks (run_profiles.cpp).
+  BenchmarkSequence benchmarks(c);
+  for (std::optional<RunConfig> next; (next = benchmarks.next(sweep));) {
+    RunConfig& point = *next;
+    if (!c.stages.empty()) enter_stage(point, sweep.size(), target.model_id, date);
+    const Paths paths = output_paths(point, target.model_id, date);
+    const std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
+    RecordsFile records_file(paths.records);
+    client::RunOptions options;
+    options.max_concurrency = point.max_concurrency;
+    options.max_active_conversations = point.max_active_conversations;
+    options.io_threads = point.io_threads;
+    options.http_engine = point.http_engine;
+    options.stop = &g_stop;
+    options.drain_timeout_s = point.drain_timeout_s;
+    options.max_duration_s = point.limits.duration_s;
 
-      warn_if_too_few_files(point);
-      run_warmups(point, target.endpoint, body, plan.front(), options, *tok, records_file);
-      MainRun main_run = run_main(point, target.endpoint, body, plan, options, *tok, records_file);
-      nlohmann::json result = report_and_save(point, target, date, paths, main_run);
-      if (main_run.interrupted) return 130;  // the runs not started are not part of the sweep
-      sweep.push_back(report::RunResult{.source = paths.result,
-                                        .format = "servebench",
-                                        .test_name = sweep_point_name(point),
-                                        .result = std::move(result)});
+    warn_if_too_few_files(point);
+    run_warmups(point, target.endpoint, body, plan.front(), options, *tok, records_file);
+    if (point.coordination) {  // several targets: the main run's t0 is common (run_targets.cpp)
+      options.t0_gate = [&point, &plan] { return point.coordination->start_gate(plan.size()); };
     }
+    // The result's "date" is when this benchmark started (a sweep's files share `date`).
+    const std::string started = core::wall_timestamp_compact();
+    MainRun main_run = run_main(point, target.endpoint, body, plan, options, *tok, records_file);
+    if (point.coordination) point.coordination->before_report(point.base_url);
+    nlohmann::json result = report_and_save(point, target, started, paths, main_run);
+    if (point.coordination) point.coordination->after_report(result);
+    if (main_run.interrupted) return 130;  // the runs not started are not part of the sweep
+    sweep.push_back(report::RunResult{.source = paths.result,
+                                      .format = "servebench",
+                                      .test_name = point.limits.benchmark.empty()
+                                                       ? sweep_point_name(point)
+                                                       : point.limits.benchmark,
+                                      .result = std::move(result)});
+    pause_between_stages(c, sweep.size(), g_stop);  // --stages: inference-perf's load.interval
   }
   print_sweep_summary(c, std::move(sweep));
   return 0;

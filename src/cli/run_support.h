@@ -11,7 +11,17 @@
 #include <utility>
 #include <vector>
 
+#include "client/client.h"
+#include "dataset/dataset.h"
+
 namespace servebench::cli::run {
+
+// ---- plans
+
+// Request i due at times[i] with prompt i % prompts.size() (reused in turn when there are more
+// times than prompts); a multi-turn prompt's later turn follows the request before it.
+std::vector<client::PlannedRequest> plan_at(const std::vector<int64_t>& times,
+                                            const std::vector<dataset::Prompt>& prompts);
 
 // ---- values (each throws core::Error kUsage naming `flag` on bad input)
 

@@ -1,9 +1,12 @@
 // File: cli/suite.h
-// `servebench suite FILE`: a YAML (or JSON) file of named `servebench run` tests, expanded as
-// vLLM's performance suite expands serving-tests.json (run-performance-benchmarks.sh): one test
-// per qps_list value (× max_concurrency_list value), named `<test_name>_qps_<qps>` or
-// `<test_name>_qps_<qps>_concurrency_<n>`. suite_file.cpp reads and expands the file;
-// suite_command.cpp runs the tests, resumes a suite and writes its summary. Internal to cli.
+// `servebench suite FILE…`: YAML (or JSON) files of named tests of vLLM's performance suite's
+// three kinds: serving tests (`servebench run`), expanded as vLLM expands serving-tests.json
+// (run-performance-benchmarks.sh): one test per qps_list value (× max_concurrency_list value),
+// named `<test_name>_qps_<qps>` or `<test_name>_qps_<qps>_concurrency_<n>`; latency and
+// throughput tests (`servebench latency` / `throughput`, latency-tests.json and
+// throughput-tests.json: "parameters", names starting latency_ / throughput_). suite_file.cpp reads
+// and expands the file; suite_command.cpp runs the tests, resumes a suite and writes its summary.
+// Internal to cli.
 #pragma once
 
 #include <map>
@@ -16,9 +19,10 @@ namespace servebench::cli::suite {
 // One expanded test: what `servebench run` is given, and where each flag came from in the file.
 struct Test {
   std::string name;                                         // e.g. "tp8_pp1_qps_01"
+  std::string kind = "serving";                             // or "latency", "throughput"
   std::string where;                                        // e.g. "tests[2]" (for messages)
   std::vector<std::pair<std::string, std::string>> labels;  // stored as --metadata
-  std::vector<std::string> run_args;  // after "run", without the suite's result flags
+  std::vector<std::string> run_args;  // after the command, without the suite's result flags
   // "--num-prompts" → "tests[2].client_parameters.num_prompts" (or "defaults.…", "…qps_list[1]")
   std::map<std::string, std::string> flag_origin;
 };
@@ -29,7 +33,8 @@ std::vector<Test> load(const std::string& path);
 // The same from text (`path` only names it in messages).
 std::vector<Test> parse(const std::string& text, const std::string& path);
 
-// The `servebench run` arguments of a test, its result going to `dir`/<name>.json.
+// The servebench arguments of a test ("run", "latency" or "throughput" first), its result going
+// to `dir`/<name>.json.
 std::vector<std::string> full_run_args(const Test& test, const std::string& dir);
 // The file a test's result is saved to.
 std::string result_path(const Test& test, const std::string& dir);

@@ -24,14 +24,19 @@ namespace {
 namespace fs = std::filesystem;
 
 struct SuiteOptions {
-  std::string file, output_dir;
+  std::vector<std::string> files;  // vLLM keeps latency, throughput and serving tests apart
+  std::string file;                // the first, which names the default output directory
+  std::string output_dir;
   bool resume = false, dry_run = false;
 };
 
-// A fresh `servebench run` parser given the test's arguments; returns its action.
+// A fresh parser of the test's command (`servebench run`, `latency` or `throughput`) given its
+// arguments; returns its action.
 Action parse_run(const std::vector<std::string>& args, bool check_only, CLI::App& app) {
   app.require_subcommand(1);
-  Action action = add_run_command(app, check_only);
+  Action action = args.front() == "latency"      ? add_latency_command(app, check_only)
+                  : args.front() == "throughput" ? add_throughput_command(app, check_only)
+                                                 : add_run_command(app, check_only);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
   app.parse(reversed);
   return action;
@@ -82,7 +87,10 @@ bool complete_result(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object() || !j.contains("completed") || !j.contains("duration")) return false;
+  if (!j.is_object()) return false;
+  // `servebench latency` and `throughput` write their JSON only when they finished.
+  if (j.contains("avg_latency") || j.contains("elapsed_time")) return true;
+  if (!j.contains("completed") || !j.contains("duration")) return false;
   const nlohmann::json* client = nullptr;
   if (j.contains("servebench") && j["servebench"].is_object() &&
       j["servebench"].contains("client")) {
@@ -127,7 +135,7 @@ void write_summary(const std::vector<suite::Test>& tests, const std::vector<Stat
     status_lines.push_back(
         {{"test_name", s.name}, {"status", s.state}, {"exit_code", s.exit_code}, {"result", path}});
   }
-  std::string md = report::vllm_serving_markdown(runs, report::MarkdownStyle::kAligned);
+  std::string md = report::vllm_suite_markdown(runs, report::MarkdownStyle::kAligned);
   if (!failures.empty()) md += "\nFailed tests:\n\n" + failures;
   write_report((fs::path(dir) / "summary.md").string(), md);
   write_report((fs::path(dir) / "summary.json").string(), report::vllm_pandas_json(runs));
@@ -138,11 +146,26 @@ void write_summary(const std::vector<suite::Test>& tests, const std::vector<Stat
   write_report("", md);
 }
 
-int run_suite(const SuiteOptions& o) {
-  std::vector<suite::Test> tests = suite::load(o.file);
+int run_suite(SuiteOptions o) {
+  o.file = o.files.front();
+  std::vector<suite::Test> tests;
+  std::vector<std::string> test_files;  // the file each test came from, for messages
+  for (const std::string& file : o.files) {
+    for (suite::Test& t : suite::load(file)) {
+      for (size_t i = 0; i < tests.size(); ++i) {
+        if (tests[i].name == t.name) {
+          throw core::Error(core::ErrorKind::kInput, file,
+                            t.where + ": test name '" + t.name + "' is also made by " +
+                                test_files[i] + " " + tests[i].where);
+        }
+      }
+      tests.push_back(std::move(t));
+      test_files.push_back(file);
+    }
+  }
   std::string dir =
       o.output_dir.empty() ? fs::path(o.file).stem().string() + "-results" : o.output_dir;
-  for (const auto& t : tests) check(o.file, t, dir);
+  for (size_t i = 0; i < tests.size(); ++i) check(test_files[i], tests[i], dir);
   if (o.dry_run) {
     for (const auto& t : tests) {
       std::printf("%s: %s\n", t.name.c_str(), command_line(suite::full_run_args(t, dir)).c_str());
@@ -201,11 +224,14 @@ int run_suite(const SuiteOptions& o) {
 Action add_suite_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "suite",
-      "Run a suite file (YAML or JSON) of named `run` tests in order, expanding qps_list and "
-      "max_concurrency_list as vLLM's performance suite does; one result per test and a "
-      "summary (docs/run.md, Suites).");
+      "Run suite files (YAML or JSON) of named serving, latency and throughput tests in order, "
+      "expanding qps_list and max_concurrency_list as vLLM's performance suite does; one "
+      "result per test and a summary (docs/run.md, Suites).");
   auto o = std::make_shared<SuiteOptions>();
-  sub->add_option("file", o->file, "the suite file")->required();
+  sub->add_option("files", o->files,
+                  "the suite files, run in order (e.g. vLLM's latency-tests.json "
+                  "throughput-tests.json serving-tests.json)")
+      ->required();
   sub->add_option("--output-dir", o->output_dir,
                   "where results and the summary go [default: <file stem>-results]");
   sub->add_flag("--resume", o->resume, "skip tests whose result file is already complete");

@@ -21,12 +21,37 @@ namespace servebench::cli::suite {
 namespace {
 
 // Flags the suite sets itself, refused in client_parameters.
-const std::set<std::string> kReserved = {"--save-result", "--append-result", "--result-dir",
-                                         "--result-filename", "--metadata"};
+const std::set<std::string> kReserved = {"--save-result",     "--append-result", "--result-dir",
+                                         "--result-filename", "--metadata",      "--output-json"};
 // Flags that take several values, the only ones a client_parameters list is allowed for.
 const std::set<std::string> kMultiValue = {"--header", "--goodput", "--sim-fault"};
 // Keys of vLLM's serving tests that start its server; servebench does not start servers.
 const std::set<std::string> kIgnored = {"server_parameters", "server_environment_variables"};
+// vLLM's latency and throughput tests configure its offline engine in "parameters" beside the
+// benchmark's flags (latency-tests.json: tensor_parallel_size, load_format); servebench
+// benchmarks a server that is already running, so these are left out.
+const std::set<std::string> kEngineFlags = {"--tensor-parallel-size",
+                                            "--pipeline-parallel-size",
+                                            "--data-parallel-size",
+                                            "--load-format",
+                                            "--dtype",
+                                            "--max-model-len",
+                                            "--gpu-memory-utilization",
+                                            "--enforce-eager",
+                                            "--max-num-seqs",
+                                            "--max-num-batched-tokens",
+                                            "--enable-prefix-caching",
+                                            "--no-enable-prefix-caching",
+                                            "--enable-chunked-prefill",
+                                            "--num-scheduler-steps",
+                                            "--quantization",
+                                            "--kv-cache-dtype",
+                                            "--swap-space",
+                                            "--block-size",
+                                            "--distributed-executor-backend",
+                                            "--speculative-config",
+                                            "--trust-remote-code",
+                                            "--disable-log-stats"};
 
 struct Reader {
   std::string path;
@@ -47,6 +72,8 @@ struct Param {
 };
 
 struct Spec {
+  std::string kind;              // "" (serving, or from the name), or as given by `kind`
+  bool vllm_parameters = false;  // the test has vLLM's "parameters" (latency/throughput files)
   std::vector<std::pair<std::string, std::pair<std::string, std::string>>> labels;  // key→(v,o)
   std::vector<Param> params;
   std::optional<std::vector<std::pair<std::string, std::string>>> qps, concurrency;  // (v, o)
@@ -145,6 +172,8 @@ void merge(Spec& into, const Spec& from) {
   for (const auto& p : from.params) {
     put(into.params, p, [&](const Param& q) { return q.flag == p.flag; });
   }
+  if (!from.kind.empty()) into.kind = from.kind;
+  if (from.vllm_parameters) into.vllm_parameters = true;
   if (from.qps) into.qps = from.qps;
   if (from.concurrency) into.concurrency = from.concurrency;
 }
@@ -194,6 +223,15 @@ Spec read_spec(const Reader& r, const YAML::Node& node, const std::string& where
       read_labels(r, kv.second, origin, spec);
     } else if (key == "client_parameters") {
       read_params(r, kv.second, origin, spec);
+    } else if (key == "parameters") {
+      // vLLM's latency-tests.json / throughput-tests.json name the flags so.
+      read_params(r, kv.second, origin, spec);
+      spec.vllm_parameters = true;
+    } else if (key == "kind") {
+      spec.kind = r.scalar(kv.second, origin);
+      if (spec.kind != "serving" && spec.kind != "latency" && spec.kind != "throughput") {
+        r.fail(origin, "'" + spec.kind + "' is not a test kind (serving, latency, throughput)");
+      }
     } else if (key == "qps_list") {
       spec.qps = read_list(r, kv.second, origin, true);
     } else if (key == "max_concurrency_list") {
@@ -202,15 +240,36 @@ Spec read_spec(const Reader& r, const YAML::Node& node, const std::string& where
       // vLLM starts its server from these; the suite benchmarks a server already running.
     } else {
       r.fail(origin, std::string("unknown key (expected ") + (is_test ? "test_name, " : "") +
-                         "labels, client_parameters, qps_list, max_concurrency_list)");
+                         "kind, labels, client_parameters or parameters, qps_list, "
+                         "max_concurrency_list)");
     }
   }
   if (is_test && test_name->empty()) r.fail(where, "needs a test_name");
   return spec;
 }
 
+// A test's kind: `kind` when given; else, for vLLM's "parameters", from the name as vLLM's
+// run-performance-benchmarks.sh requires (latency_…, throughput_…); else serving.
+std::string kind_of(const Reader& r, const Spec& spec, const std::string& test_name,
+                    const std::string& where) {
+  if (!spec.kind.empty()) return spec.kind;
+  if (!spec.vllm_parameters) return "serving";
+  if (test_name.starts_with("latency_")) return "latency";
+  if (test_name.starts_with("throughput_")) return "throughput";
+  if (test_name.starts_with("serving_")) return "serving";
+  r.fail(where + ".test_name",
+         "'" + test_name +
+             "': with \"parameters\", name it latency_… or throughput_… (as vLLM's suite "
+             "does), or give kind");
+}
+
 void expand(const Reader& r, const Spec& spec, const std::string& test_name,
             const std::string& where, std::vector<Test>& out) {
+  const std::string kind = kind_of(r, spec, test_name, where);
+  if (kind != "serving") {
+    if (spec.qps) r.fail(where + ".qps_list", "only for serving tests");
+    if (spec.concurrency) r.fail(where + ".max_concurrency_list", "only for serving tests");
+  }
   for (const Param& p : spec.params) {
     if (p.flag == "--request-rate" && spec.qps && !p.omit) {
       r.fail(p.origin, "given with qps_list; use one of them");
@@ -222,8 +281,10 @@ void expand(const Reader& r, const Spec& spec, const std::string& test_name,
   Test base;
   base.where = where;
   for (const auto& [key, vo] : spec.labels) base.labels.emplace_back(key, vo.first);
+  base.kind = kind;
   for (const Param& p : spec.params) {
     if (p.omit) continue;
+    if (kind != "serving" && kEngineFlags.count(p.flag)) continue;  // vLLM's engine's
     base.run_args.push_back(p.flag);
     base.run_args.insert(base.run_args.end(), p.values.begin(), p.values.end());
     base.flag_origin[p.flag] = p.origin;
@@ -317,10 +378,15 @@ std::string result_path(const Test& test, const std::string& dir) {
 }
 
 std::vector<std::string> full_run_args(const Test& test, const std::string& dir) {
-  std::vector<std::string> args = {"run"};
+  std::vector<std::string> args = {test.kind == "serving" ? std::string("run") : test.kind};
   args.insert(args.end(), test.run_args.begin(), test.run_args.end());
-  args.insert(args.end(), {"--save-result", "--result-dir", dir, "--result-filename",
-                           test.name + ".json", "--metadata", "test_name=" + test.name});
+  if (test.kind == "serving") {
+    args.insert(args.end(),
+                {"--save-result", "--result-dir", dir, "--result-filename", test.name + ".json"});
+  } else {
+    args.insert(args.end(), {"--output-json", result_path(test, dir)});
+  }
+  args.insert(args.end(), {"--metadata", "test_name=" + test.name});
   for (const auto& [key, value] : test.labels) args.push_back(key + "=" + value);
   return args;
 }

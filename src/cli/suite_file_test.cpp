@@ -89,8 +89,8 @@ TEST(SuiteFile, ErrorsNameTheFileAndTheKey) {
             "suite.yaml: tests[0].max_concurrency_list[0]: not a positive whole number: '0'");
   EXPECT_EQ(error_of("tests:\n  - qps_list: [1]\n"), "suite.yaml: tests[0]: needs a test_name");
   EXPECT_EQ(error_of("tests:\n  - test_name: a\n    qps: [1]\n"),
-            "suite.yaml: tests[0].qps: unknown key (expected test_name, labels, client_parameters, "
-            "qps_list, max_concurrency_list)");
+            "suite.yaml: tests[0].qps: unknown key (expected test_name, kind, labels, "
+            "client_parameters or parameters, qps_list, max_concurrency_list)");
   EXPECT_EQ(error_of("tests:\n  - test_name: a\n    client_parameters: {result_dir: x}\n"),
             "suite.yaml: tests[0].client_parameters.result_dir: set by the suite (see "
             "--output-dir)");

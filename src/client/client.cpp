@@ -106,7 +106,7 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
   CpuMeter cpu;
   double caller_system_base = 0;
   double caller_user_base = thread_cpu_seconds(&caller_system_base);
-  const int64_t t0 = core::mono_ns();
+  const int64_t t0 = options.t0_gate ? options.t0_gate() : core::mono_ns();
   shared.t0_ns.store(t0);
   stats.t0_mono_ns = t0;
 

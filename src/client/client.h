@@ -78,6 +78,14 @@ struct RunOptions {
   // Set to true (e.g. by SIGINT) to stop sending; in-flight requests get `drain_timeout_s`.
   std::atomic<bool>* stop = nullptr;
   double drain_timeout_s = 10;
+  // > 0: at t0 + this, stop sending and cancel the requests in flight at once (GuideLLM's
+  // max_duration: they end as "cancelled"); their records keep what had arrived.
+  double max_duration_s = 0;
+  // Several runs started at one moment (one per target, cli/run_targets.cpp): when set, run()
+  // calls it once its bodies are built and takes the time it returns (core::mono_ns) as t0;
+  // the caller returns the same time to every run once all are ready. It may throw to give up
+  // before anything is sent. Unset: t0 = now.
+  std::function<int64_t()> t0_gate;
 };
 
 // Health of the client itself over the run: did it keep up?

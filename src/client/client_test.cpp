@@ -841,6 +841,36 @@ TEST_P(ClientRun, SinkExceptionStopsTheRunAndIsRethrown) {
   EXPECT_LT(seconds_since(start), 15.0);
 }
 
+// Several runs share one t0 (cli/run_targets.cpp): the gate's time is the run's t0.
+TEST_P(ClientRun, T0GateGivesTheRunItsStart) {
+  ScriptServer server(
+      [](const Request& request) { return testing::sse_reply(completion_events(request, 2)); });
+  int gate_calls = 0;
+  int64_t gate_t0 = 0;
+  RunOptions options;
+  options.t0_gate = [&] {
+    ++gate_calls;
+    gate_t0 = core::mono_ns() - 50'000'000;  // the others became ready 50 ms ago
+    return gate_t0;
+  };
+  RunResult result = run_plan(endpoint_for(server), body_options(), make_plan(2, 2), options);
+  expect_one_record_each(result, 2);
+  EXPECT_EQ(gate_calls, 1);
+  EXPECT_EQ(result.stats.t0_mono_ns, gate_t0);
+  // Sent after the gate returned, so at least 50 ms after that t0.
+  for (const RequestRecord& r : result.records) EXPECT_GE(r.sent_ns, 50'000'000);
+}
+
+TEST_P(ClientRun, T0GateThatGivesUpSendsNothing) {
+  ScriptServer server(
+      [](const Request& request) { return testing::sse_reply(completion_events(request, 2)); });
+  RunOptions options;
+  options.t0_gate = []() -> int64_t { throw std::runtime_error("another target failed"); };
+  EXPECT_THROW(run_plan(endpoint_for(server), body_options(), make_plan(3, 2), options),
+               std::runtime_error);
+  EXPECT_EQ(server.requests().size(), 0u);
+}
+
 TEST_P(ClientRun, EmptyPlanSendsNothing) {
   ScriptServer server([](const Request&) { return testing::json_reply(500, "{}"); });
   RunResult result = run_plan(endpoint_for(server), body_options(), {});

@@ -138,6 +138,8 @@ struct EventLoop::Impl {
   int64_t t0 = 0;
   bool stopping = false;
   int64_t drain_deadline_ns = 0;
+  int64_t duration_end_ns = -1;  // absolute end of RunOptions::max_duration_s; -1 = none
+  bool duration_ended = false;   // the stop came from max_duration_s: cancel, do not drain
 
   ParseScratch scratch;
   LoopStats stats;
@@ -530,7 +532,7 @@ struct EventLoop::Impl {
       end_conversation();
     }
     ready_turns.clear();
-    double drain_s = shared.abort.load() ? 0.0 : shared.options->drain_timeout_s;
+    double drain_s = shared.abort.load() || duration_ended ? 0.0 : shared.options->drain_timeout_s;
     drain_deadline_ns = now_abs + static_cast<int64_t>(std::max(0.0, drain_s) * 1e9);
   }
 
@@ -544,7 +546,9 @@ struct EventLoop::Impl {
       record::RequestRecord& record = exchange->record;
       record.http_status = exchange->status;
       record.success = false;
-      record.error = "aborted: still running when the drain timeout after stop ended";
+      record.error = duration_ended
+                         ? "cancelled: still running when the run's duration ended"
+                         : "aborted: still running when the drain timeout after stop ended";
       record.done_ns = now;
       Prepared* turn = exchange->request;
       emit(std::move(record));
@@ -573,6 +577,7 @@ struct EventLoop::Impl {
       at_most(deadline - now_abs);
     if (shared.options->stop != nullptr && !stopping) at_most(int64_t{kStopPollMs} * 1'000'000);
     if (stopping) at_most(drain_deadline_ns - now_abs);
+    if (duration_end_ns >= 0 && !stopping) at_most(duration_end_ns - now_abs);
     if (timeout_ns < 0) return -1;
     return static_cast<int>((timeout_ns + 999'999) / 1'000'000);  // never early
   }
@@ -581,8 +586,14 @@ struct EventLoop::Impl {
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // epoll_wait timeouts to the µs, not +50 µs
     t0 = shared.t0_ns.load();
     context.t0_ns = t0;
+    if (shared.options->max_duration_s > 0)
+      duration_end_ns = t0 + static_cast<int64_t>(shared.options->max_duration_s * 1e9);
     epoll_event events[kMaxEvents];
     while (remaining > 0) {
+      if (!stopping && duration_end_ns >= 0 && core::mono_ns() >= duration_end_ns) {
+        duration_ended = true;
+        begin_stop(core::mono_ns());
+      }
       if (!stopping && stop_requested()) begin_stop(core::mono_ns());
       if (stopping && core::mono_ns() >= drain_deadline_ns) abort_in_flight();
       dispatch_due();

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace servebench::tokenizer {
@@ -31,6 +32,17 @@ struct Prompt {
   int32_t turn = 0;
 };
 
+// How the token ids become text of exactly the drawn length (--random-token-rule):
+//   kVllm: vLLM's rule: consecutive vocabulary ids, decode, re-encode, truncate or pad (at most
+//          10 times; any remaining difference is reported);
+//   kRoundTrip: servebench's: consecutive entries of the tokenizer's pool of whole-word tokens
+//          (" word": a space and ASCII letters) that encode back to themselves in any order, so
+//          the text is exact by construction and is never re-encoded.
+enum class RandomTokenRule { kVllm, kRoundTrip };
+// "vllm" / "round-trip"; parse gives false for anything else.
+const char* token_rule_name(RandomTokenRule rule);
+bool parse_token_rule(std::string_view name, RandomTokenRule* rule);
+
 // vLLM's `random` dataset: lengths uniform in [len*(1-r), len*(1+r)], a shared random prefix of
 // prefix_len tokens, then tokens at consecutive vocabulary ids from a random offset, decoded to
 // text and re-encoded so the prompt is exactly its target length.
@@ -40,6 +52,7 @@ struct RandomOptions {
   double range_ratio = 0.0;
   int32_t prefix_len = 0;
   uint64_t seed = 0;
+  RandomTokenRule token_rule = RandomTokenRule::kVllm;
 };
 
 // What generation had to give up on, as vLLM warns about it.
@@ -48,6 +61,8 @@ struct RandomReport {
   // within vLLM's 10 retries; 0 with the built-in word tokenizer.
   int64_t token_mismatch = 0;
   int32_t prefix_token_mismatch = 0;  // the same for the shared prefix
+  // kRoundTrip: how many tokens the pool holds (ids are drawn from it); 0 with kVllm.
+  int32_t token_pool_size = 0;
   // The integer ranges lengths were drawn from (vLLM logs them).
   int32_t input_low = 0, input_high = 0, output_low = 0, output_high = 0;
 };
@@ -57,10 +72,13 @@ struct RandomReport {
 //   output ~ U{max(1, floor(output_len*(1-r))), max(1, ceil(output_len*(1+r)))}
 //   ids    = prefix + (offset + index + arange(input)) % vocab, offset ~ U{0, vocab-1}
 // then decode → encode, truncating or padding with random ids, at most 10 times.
+// With RandomTokenRule::kRoundTrip, offset ~ U{0, pool-1} and the ids are
+// prefix + pool[(offset + index + arange(input)) % pool], the prefix drawn from the pool too;
+// the text is exact without re-encoding (docs/run.md).
 // Random draws come from std::mt19937_64(seed) (not numpy's PCG64): the same seed gives
 // byte-identical prompts here, not the same prompts as vLLM.
 // Throws core::Error (usage, naming the --random-* flag) on r outside [0, 1), negative lengths,
-// an output_len < 1, or a minimum prompt of 0 tokens.
+// an output_len < 1, a minimum prompt of 0 tokens, or a tokenizer without a usable pool.
 std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
                                    const tokenizer::Tokenizer& tokenizer,
                                    RandomReport* report = nullptr);

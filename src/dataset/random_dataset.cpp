@@ -1,11 +1,13 @@
 // vLLM's `random` dataset (vllm/benchmarks/datasets: RandomDataset.sample,
 // gen_prompt_decode_to_target_len), re-implemented for servebench's tokenizer interface.
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "core/error.h"
 #include "dataset/dataset.h"
 #include "dataset/synth.h"
+#include "dataset/token_pool.h"
 #include "tokenizer/tokenizer.h"
 
 namespace servebench::dataset {
@@ -17,7 +19,44 @@ using tokenizer::TokenId;
   throw core::Error(core::ErrorKind::kUsage, flag, message);
 }
 
+// The round-trip rule: pool entries instead of vocabulary ids. A prompt's tokens after the
+// shared prefix are consecutive pool entries, so its text is the prefix's text and one run of
+// the pool's texts, copied without decoding or encoding anything.
+void fill_round_trip(std::vector<Prompt>& prompts, const RoundTripPool& pool,
+                     const std::vector<uint32_t>& prefix, const std::vector<int32_t>& input_lens,
+                     const std::vector<int32_t>& output_lens, const std::vector<int64_t>& offsets) {
+  const std::string prefix_text = pool.text(prefix);
+  const bool at_start = prefix.empty();
+  run_in_parallel(prompts.size(), [&](size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) {
+      const auto start = static_cast<size_t>(offsets[i]) + i;
+      const auto length = static_cast<size_t>(input_lens[i]);
+      std::string& text = prompts[i].text;
+      text.reserve(prefix_text.size() + pool.run_bytes(start, length, at_start));
+      text = prefix_text;
+      pool.append_run(text, start, length, at_start);
+      prompts[i].prompt_tokens = static_cast<int32_t>(prefix.size() + length);
+      prompts[i].output_tokens = output_lens[i];
+    }
+  });
+}
+
 }  // namespace
+
+const char* token_rule_name(RandomTokenRule rule) {
+  return rule == RandomTokenRule::kRoundTrip ? "round-trip" : "vllm";
+}
+
+bool parse_token_rule(std::string_view name, RandomTokenRule* rule) {
+  if (name == "vllm") {
+    *rule = RandomTokenRule::kVllm;
+  } else if (name == "round-trip") {
+    *rule = RandomTokenRule::kRoundTrip;
+  } else {
+    return false;
+  }
+  return true;
+}
 
 std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
                                    const tokenizer::Tokenizer& tokenizer, RandomReport* report) {
@@ -58,19 +97,37 @@ std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
     bad("--random-input-len", "lengths this large are not supported");
   }
 
+  RandomReport local;
+  local.input_low = static_cast<int32_t>(input_low);
+  local.input_high = static_cast<int32_t>(input_high);
+  local.output_low = static_cast<int32_t>(output_low);
+  local.output_high = static_cast<int32_t>(output_high);
+
+  const bool round_trip = options.token_rule == RandomTokenRule::kRoundTrip;
+  std::unique_ptr<RoundTripPool> pool;
+  if (round_trip) {
+    pool = std::make_unique<RoundTripPool>(tokenizer);
+    local.token_pool_size = static_cast<int32_t>(pool->size());
+  }
+  // Ids (kVllm) or pool positions (kRoundTrip) are drawn below this.
+  const uint64_t span = round_trip ? pool->size() : static_cast<uint64_t>(vocab);
+
   Draw draw(options.seed);
   // Same draw order as vLLM: all input lengths, all output lengths, all offsets, the prefix.
   std::vector<int32_t> input_lens(count), output_lens(count);
   std::vector<int64_t> offsets(count);
   for (auto& v : input_lens) v = static_cast<int32_t>(draw.between(input_low, input_high));
   for (auto& v : output_lens) v = static_cast<int32_t>(draw.between(output_low, output_high));
-  for (auto& v : offsets) v = static_cast<int64_t>(draw.below(static_cast<uint64_t>(vocab)));
+  for (auto& v : offsets) v = static_cast<int64_t>(draw.below(span));
 
-  RandomReport local;
-  local.input_low = static_cast<int32_t>(input_low);
-  local.input_high = static_cast<int32_t>(input_high);
-  local.output_low = static_cast<int32_t>(output_low);
-  local.output_high = static_cast<int32_t>(output_high);
+  if (round_trip) {
+    std::vector<uint32_t> prefix(static_cast<size_t>(options.prefix_len));
+    for (auto& v : prefix) v = static_cast<uint32_t>(draw.below(span));
+    std::vector<Prompt> prompts(count);
+    fill_round_trip(prompts, *pool, prefix, input_lens, output_lens, offsets);
+    if (report) *report = local;
+    return prompts;
+  }
 
   std::vector<TokenId> prefix;
   if (options.prefix_len > 0) {

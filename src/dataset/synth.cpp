@@ -1,6 +1,7 @@
 #include "dataset/synth.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <thread>
 
@@ -8,7 +9,12 @@ namespace servebench::dataset {
 namespace {
 // vLLM's retry budget for decode → re-encode → adjust.
 constexpr int kMaxRetry = 10;
+std::atomic<size_t> g_parallel_threads{0};
 }  // namespace
+
+void set_parallel_threads(size_t threads) {
+  g_parallel_threads = threads;
+}
 
 uint64_t Draw::below(uint64_t n) {
   if (n <= 1) return 0;
@@ -58,7 +64,8 @@ Converged decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<toke
 
 void run_in_parallel(size_t count, const std::function<void(size_t, size_t)>& work) {
   constexpr size_t kMinPerThread = 256;  // below this a thread costs more than it saves
-  size_t threads = std::max<size_t>(1, std::thread::hardware_concurrency());
+  const size_t limit = g_parallel_threads;
+  size_t threads = std::max<size_t>(1, limit ? limit : std::thread::hardware_concurrency());
   threads = std::min(threads, std::max<size_t>(1, count / kMinPerThread));
   if (threads <= 1) {
     work(0, count);

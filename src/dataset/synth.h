@@ -51,5 +51,8 @@ uint64_t mix_seed(uint64_t seed, uint64_t key);
 // thread (fewer for small counts), and waits; the first exception is rethrown. `work` must
 // only touch the items of its range.
 void run_in_parallel(size_t count, const std::function<void(size_t, size_t)>& work);
+// At most this many threads in run_in_parallel; 0 (the default) = one per hardware thread.
+// Tests change it to check that prompts do not depend on the thread count.
+void set_parallel_threads(size_t threads);
 
 }  // namespace servebench::dataset

@@ -87,15 +87,13 @@ json json_number(const std::optional<double>& v) {
 }  // namespace
 
 std::vector<std::string> default_compare_metrics() {
-  return {"completed",         "failed",
-          "duration",          "request_throughput",
-          "output_throughput", "total_token_throughput",
-          "mean_ttft_ms",      "median_ttft_ms",
-          "p99_ttft_ms",       "mean_tpot_ms",
-          "median_tpot_ms",    "p99_tpot_ms",
-          "mean_itl_ms",       "median_itl_ms",
-          "p99_itl_ms",        "mean_e2el_ms",
-          "median_e2el_ms",    "p99_e2el_ms"};
+  return {"completed", "failed", "duration", "request_throughput", "output_throughput",
+          "total_token_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms",
+          "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms",
+          "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms",
+          // vLLM's latency and throughput tests (seconds, as their results keep them)
+          "avg_latency", "percentiles.50", "percentiles.99", "num_requests", "total_num_tokens",
+          "elapsed_time", "requests_per_second", "tokens_per_second"};
 }
 
 std::string compare_runs(std::span<const CompareInput> inputs,

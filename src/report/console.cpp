@@ -4,6 +4,7 @@
 // grammar and the same correctly rounded fixed-point output as Python here.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -139,6 +140,114 @@ std::string extras_console_block(const metrics::Summary& summary, const RunInfo&
     row_int(out, "Bytes received:", h.bytes_received);
     row_int(out, "SSE events:", h.sse_events);
     row_int(out, "Connections opened:", h.connections_opened);
+  }
+  out += std::string(50, '=') + "\n";
+  return out;
+}
+
+namespace {
+
+// The server metrics worth a line, by what they mean; the first name a server exposes is used
+// (vLLM's, SGLang's, TGI's, Dynamo's frontend, the simulator's own).
+struct KnownMetric {
+  const char* label;
+  std::vector<const char*> names;
+  double scale;  // e.g. 1000 for seconds shown as ms, 100 for a fraction shown as %
+};
+
+const std::vector<KnownMetric>& known_metrics() {
+  static const std::vector<KnownMetric> known = {
+      {"Running requests",
+       {"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size",
+        "dynamo_frontend_inflight_requests"},
+       1},
+      {"Waiting requests",
+       {"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size",
+        "dynamo_frontend_queued_requests"},
+       1},
+      {"KV cache usage (%)",
+       {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"},
+       100},
+      {"Preemptions", {"vllm:num_preemptions_total", "vllm:num_preemptions"}, 1},
+      {"Prompt tokens",
+       {"vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total"},
+       1},
+      {"Generation tokens",
+       {"vllm:generation_tokens_total", "vllm:generation_tokens", "sglang:generation_tokens_total"},
+       1},
+      {"Server TTFT (ms)",
+       {"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"},
+       1000},
+      {"Server ITL (ms)",
+       {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds",
+        "sglang:inter_token_latency_seconds"},
+       1000},
+      {"Server E2E latency (ms)",
+       {"vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"},
+       1000},
+      {"Sim emission lag max (ms)", {"servebench_sim:emission_lag_max_seconds"}, 1000},
+  };
+  return known;
+}
+
+// Whole numbers (token counts) without decimals, the rest with two.
+std::string scaled(const nlohmann::json& value, double scale) {
+  if (!value.is_number()) return "n/a";
+  const double v = value.get<double>() * scale;
+  return v == std::floor(v) && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v)
+                                                   : fmt::format("{:.2f}", v);
+}
+
+// " [engine=1]" when a metric has several series, so each line says which it is.
+std::string series_suffix(const nlohmann::json& series, size_t count) {
+  if (count < 2 || !series.contains("labels")) return "";
+  std::string out;
+  for (const auto& [name, value] : series["labels"].items()) {
+    if (name == "model_name") continue;
+    out += (out.empty() ? "" : ",") + name + "=" + value.get<std::string>();
+  }
+  return out.empty() ? "" : " [" + out + "]";
+}
+
+}  // namespace
+
+std::string server_metrics_console_block(const nlohmann::json& server_metrics) {
+  std::string out;
+  out += fmt::format("{:=^50}\n", " Server metrics (scraped) ");
+  for (const nlohmann::json& endpoint :
+       server_metrics.value("endpoints", nlohmann::json::array())) {
+    out += fmt::format("{:<40} {}\n", "Endpoint:", endpoint.value("url", ""));
+    out += fmt::format("{:<40} {} / {}\n", "Scrapes / failed:", endpoint.value("scrapes", 0),
+                       endpoint.value("failures", 0));
+    if (endpoint.contains("first_error") && endpoint["first_error"].is_string())
+      out += fmt::format("{:<40} {}\n",
+                         "First scrape error:", endpoint["first_error"].get<std::string>());
+    const nlohmann::json& metrics = endpoint["metrics"];
+    for (const KnownMetric& known : known_metrics()) {
+      for (const char* name : known.names) {
+        if (!metrics.contains(name)) continue;
+        const nlohmann::json& family = metrics[name];
+        const std::string type = family.value("type", "");
+        const nlohmann::json& all = family["series"];
+        for (const nlohmann::json& s : all) {
+          const std::string label = known.label + series_suffix(s, all.size());
+          if (type == "counter") {
+            out += fmt::format("{:<40} {} ({}/s)\n",
+                               label + ", increase:", scaled(s["increase"], known.scale),
+                               scaled(s["rate_per_s"], known.scale));
+          } else if (type == "histogram") {
+            out += fmt::format("{:<40} {} / {} / {}\n",
+                               label + ", mean/p50/p99:", scaled(s["mean"], known.scale),
+                               scaled(s["p50"], known.scale), scaled(s["p99"], known.scale));
+          } else {
+            out += fmt::format("{:<40} {} / {}\n", label + ", mean/max:",
+                               scaled(s.value("mean", nlohmann::json()), known.scale),
+                               scaled(s.value("max", nlohmann::json()), known.scale));
+          }
+        }
+        break;
+      }
+    }
   }
   out += std::string(50, '=') + "\n";
   return out;

@@ -258,3 +258,39 @@ TEST(ExtrasConsoleBlock, LabelledAndComplete) {
 
 }  // namespace
 }  // namespace servebench::report
+
+namespace servebench::report {
+namespace {
+
+TEST(ServerMetricsConsoleBlock, KnownMetricsOnePerLineSeriesNamedWhenSeveral) {
+  const nlohmann::json summary = nlohmann::json::parse(R"({
+    "interval_s": 0.333,
+    "endpoints": [{
+      "url": "http://decode:8000/metrics", "scrapes": 31, "failures": 1,
+      "first_error": "GET http://decode:8000/metrics: HTTP 503",
+      "metrics": {
+        "vllm:num_requests_running": {"type": "gauge", "series": [
+          {"labels": {"engine": "0", "model_name": "m"}, "mean": 12.345, "max": 16},
+          {"labels": {"engine": "1", "model_name": "m"}, "mean": 3, "max": 4}]},
+        "vllm:generation_tokens_total": {"type": "counter", "series": [
+          {"labels": {}, "increase": 12800, "rate_per_s": 1254.126}]},
+        "vllm:kv_cache_usage_perc": {"type": "gauge", "series": [{"labels": {}}]},
+        "vllm:time_to_first_token_seconds": {"type": "histogram", "series": [
+          {"labels": {}, "count": 40, "sum": 2, "mean": 0.05, "p50": 0.0475, "p99": null}]},
+        "something_else": {"type": "gauge", "series": [{"labels": {}, "mean": 1, "max": 1}]}
+      }}]})");
+  EXPECT_EQ(server_metrics_console_block(summary),
+            "============ Server metrics (scraped) ============\n"
+            "Endpoint:                                http://decode:8000/metrics\n"
+            "Scrapes / failed:                        31 / 1\n"
+            "First scrape error:                      GET http://decode:8000/metrics: HTTP 503\n"
+            "Running requests [engine=0], mean/max:   12.35 / 16\n"
+            "Running requests [engine=1], mean/max:   3 / 4\n"
+            "KV cache usage (%), mean/max:            n/a / n/a\n"
+            "Generation tokens, increase:             12800 (1254.13/s)\n"
+            "Server TTFT (ms), mean/p50/p99:          50 / 47.50 / n/a\n"
+            "==================================================\n");
+}
+
+}  // namespace
+}  // namespace servebench::report

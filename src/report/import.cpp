@@ -1,8 +1,11 @@
 // Reading results back in. A result file is told by its keys: vLLM's `--save-result` object has
 // "completed" and "request_throughput" (vllm/benchmarks/serve.py), servebench's adds a
-// "servebench" object. GuideLLM's report ({"benchmarks": [...]}) and inference-perf's
-// lifecycle reports ("load_summary", "successes", "failures") are named and refused: their
-// figures are defined differently and their files are not imported yet (docs/reports.md).
+// "servebench" object; `vllm bench latency --output-json` has "avg_latency", "latencies" and
+// "percentiles" (vllm/benchmarks/latency.py), `vllm bench throughput` has "elapsed_time",
+// "requests_per_second" and "tokens_per_second" (vllm/benchmarks/throughput.py), and
+// `servebench latency` / `throughput` write the same keys. GuideLLM's report
+// ({"benchmarks": [...]}) and inference-perf's lifecycle reports ("load_summary", "successes",
+// "failures") are mapped onto vLLM's keys by import_guidellm.cpp and import_inference_perf.cpp.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -12,6 +15,7 @@
 
 #include "core/error.h"
 #include "metrics/metrics.h"
+#include "report/import_formats.h"
 #include "report/tables.h"
 
 namespace servebench::report {
@@ -99,54 +103,124 @@ void check_numbers(const std::string& path, const json& j) {
 
 }  // namespace
 
-RunResult load_run(const std::string& path) {
+namespace {
+
+bool has_number(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_number();
+}
+
+std::string test_name_of(const json& j, const std::string& path) {
+  if (j.contains("test_name") && j["test_name"].is_string())
+    return j["test_name"].get<std::string>();
+  return fs::path(path).stem().string();
+}
+
+// `vllm bench latency` / `servebench latency`: the iterations' latencies in seconds.
+RunResult latency_run(json j, const std::string& path) {
+  if (!j["latencies"].is_array()) bad_input(path, "\"latencies\" is not an array");
+  if (!j["percentiles"].is_object()) bad_input(path, "\"percentiles\" is not an object");
+  if (!j["avg_latency"].is_number()) bad_input(path, "\"avg_latency\" is not a number");
+  for (const auto& [p, v] : j["percentiles"].items()) {
+    if (!v.is_number()) bad_input(path, "\"percentiles." + p + "\" is not a number");
+  }
+  RunResult run;
+  run.source = path;
+  run.format = j.contains("servebench") && j["servebench"].is_object() ? "servebench" : "vllm";
+  run.kind = "latency";
+  run.test_name = test_name_of(j, path);
+  run.result = std::move(j);
+  return run;
+}
+
+// `vllm bench throughput` / `servebench throughput`.
+RunResult throughput_run(json j, const std::string& path) {
+  for (const char* key : {"elapsed_time", "num_requests", "total_num_tokens", "requests_per_second",
+                          "tokens_per_second"}) {
+    if (j.contains(key) && !j[key].is_number()) {
+      bad_input(path, std::string("\"") + key + "\" is not a number");
+    }
+  }
+  RunResult run;
+  run.source = path;
+  run.format = j.contains("servebench") && j["servebench"].is_object() ? "servebench" : "vllm";
+  run.kind = "throughput";
+  run.test_name = test_name_of(j, path);
+  run.result = std::move(j);
+  return run;
+}
+
+}  // namespace
+
+std::vector<RunResult> load_file(const std::string& path) {
   json j = parse_file(path);
   if (!j.is_object()) bad_input(path, "not a result: the top level is not a JSON object");
   if (j.contains("benchmarks") && j["benchmarks"].is_array()) {
-    bad_input(path,
-              "a GuideLLM benchmarks report: importing GuideLLM reports is not supported yet "
-              "(servebench reads vLLM and servebench result JSON)");
+    return importers::guidellm_runs(j, path);
   }
   if (j.contains("load_summary") || (j.contains("successes") && j.contains("failures"))) {
-    bad_input(path,
-              "an inference-perf lifecycle report: importing inference-perf reports is not "
-              "supported yet (servebench reads vLLM and servebench result JSON)");
+    return {importers::inference_perf_run(j, path)};
+  }
+  if (j.contains("avg_latency") && j.contains("latencies") && j.contains("percentiles")) {
+    return {latency_run(std::move(j), path)};
+  }
+  if (has_number(j, "elapsed_time") && j.contains("requests_per_second") &&
+      j.contains("tokens_per_second")) {
+    return {throughput_run(std::move(j), path)};
   }
   if (!j.contains("completed") || !j.contains("request_throughput")) {
     bad_input(path,
-              "not a vLLM or servebench result: no \"completed\" and \"request_throughput\" "
-              "keys");
+              "not a result servebench reads: not a vLLM or servebench serving, latency or "
+              "throughput result, a GuideLLM benchmarks report or an inference-perf lifecycle "
+              "report");
   }
   check_numbers(path, j);
   RunResult run;
   run.source = path;
   run.format = j.contains("servebench") && j["servebench"].is_object() ? "servebench" : "vllm";
-  if (j.contains("test_name") && j["test_name"].is_string()) {
-    run.test_name = j["test_name"].get<std::string>();
-  } else {
-    run.test_name = fs::path(path).stem().string();
-  }
+  run.test_name = test_name_of(j, path);
   run.result = std::move(j);
-  return run;
+  return {std::move(run)};
+}
+
+RunResult load_run(const std::string& path) {
+  std::vector<RunResult> runs = load_file(path);
+  if (runs.size() != 1) {
+    bad_input(path, "holds " + std::to_string(runs.size()) + " runs where one was expected");
+  }
+  return std::move(runs.front());
 }
 
 std::vector<RunResult> load_runs(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) return {load_run(path)};
+  if (!fs::is_directory(path, ec)) return load_file(path);
   std::vector<std::string> files;
+  bool has_stage_reports = false;
   for (const auto& entry : fs::directory_iterator(path, ec)) {
-    // A suite's own summary (`servebench suite` writes it beside the results) is not a run.
-    if (entry.is_regular_file() && entry.path().extension() == ".json" &&
-        entry.path().filename() != "summary.json") {
+    const std::string name = entry.path().filename().string();
+    // A suite's own summary (`servebench suite` writes it beside the results) is not a run, nor
+    // is inference-perf's per-request list.
+    if (entry.is_regular_file() && entry.path().extension() == ".json" && name != "summary.json" &&
+        name != "per_request_lifecycle_metrics.json") {
       files.push_back(entry.path().string());
+    }
+    if (name.starts_with("stage_") && name.ends_with("_lifecycle_metrics.json")) {
+      has_stage_reports = true;
     }
   }
   if (ec) bad_input(path, "cannot list the directory: " + ec.message());
+  // inference-perf's whole-run summary repeats its stages' requests: the stages are the rows.
+  if (has_stage_reports) {
+    std::erase_if(files, [](const std::string& f) {
+      return fs::path(f).filename() == "summary_lifecycle_metrics.json";
+    });
+  }
   if (files.empty()) bad_input(path, "no *.json result files in the directory");
   std::sort(files.begin(), files.end());
   std::vector<RunResult> runs;
   runs.reserve(files.size());
-  for (const std::string& f : files) runs.push_back(load_run(f));
+  for (const std::string& f : files) {
+    for (RunResult& r : load_file(f)) runs.push_back(std::move(r));
+  }
   return runs;
 }
 
@@ -200,6 +274,20 @@ std::optional<std::vector<double>> e2el_samples_ms(const json& result) {
 
 std::optional<double> figure(const RunResult& run, const std::string& key) {
   if (auto v = number_at(run.result, key)) return v;
+  // A dotted key walks nested objects ("percentiles.99"); "p99.9_e2el_ms" is not one.
+  if (const size_t dot = key.find('.'); dot != std::string::npos) {
+    const json* at = &run.result;
+    size_t from = 0, to = dot;
+    while (to != std::string::npos && at) {
+      const auto it = at->find(key.substr(from, to - from));
+      at = it == at->end() || !it->is_object() ? nullptr : &*it;
+      from = to + 1;
+      to = key.find('.', from);
+    }
+    if (at) {
+      if (auto v = number_at(*at, key.substr(from))) return v;
+    }
+  }
   const bool e2el_aggregate = key == "mean_e2el_ms" || key == "median_e2el_ms" ||
                               key == "std_e2el_ms" || e2el_percentile(key).has_value();
   if (!e2el_aggregate) return std::nullopt;

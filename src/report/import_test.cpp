@@ -85,18 +85,33 @@ TEST(LoadRun, RefusesBadFilesNamingThem) {
   expect_refused(dir.write("cut.json", "{\"completed\": 3,"), "not valid JSON");
   expect_refused(dir.write("empty.json", ""), "not valid JSON");
   expect_refused(dir.write("list.json", "[1, 2]"), "top level is not a JSON object");
-  expect_refused(dir.write("other.json", "{\"foo\": 1}"), "not a vLLM or servebench result");
+  expect_refused(dir.write("other.json", "{\"foo\": 1}"), "not a result servebench reads");
   expect_refused(dir.write("text.json", "{\"completed\": \"ten\", \"request_throughput\": 1}"),
                  "\"completed\" is not a number");
   expect_refused(dir.write("lat.json",
                            "{\"completed\": 1, \"request_throughput\": 1, "
                            "\"latencies\": 3}"),
                  "\"latencies\" is not an array");
+  // Other tools' reports that lack what the import needs are named at the key.
   expect_refused(dir.write("benchmarks.json", "{\"benchmarks\": [{\"type_\": \"x\"}]}"),
-                 "a GuideLLM benchmarks report");
+                 "benchmarks[0].metrics: missing");
+  expect_refused(dir.write("none.json", "{\"benchmarks\": []}"), "a GuideLLM report with no");
+  expect_refused(dir.write("g.json",
+                           "{\"benchmarks\": [{\"metrics\": {}, \"args\": {\"strategy\": "
+                           "{\"type_\": \"synchronous\"}}, \"request_totals\": "
+                           "{\"successful\": \"two\"}}]}"),
+                 "benchmarks[0].request_totals.successful: not a number");
   expect_refused(dir.write("summary_lifecycle_metrics.json",
                            "{\"load_summary\": {}, \"successes\": {}, \"failures\": {}}"),
-                 "an inference-perf lifecycle report");
+                 "successes.count: missing");
+  expect_refused(dir.write("stage_0_lifecycle_metrics.json",
+                           "{\"load_summary\": {}, \"successes\": {\"count\": 3, "
+                           "\"latency\": {\"request_latency\": {\"mean\": \"slow\"}}}}"),
+                 "successes.latency.request_latency.mean: not a number");
+  expect_refused(dir.write("latency_x.json",
+                           "{\"avg_latency\": 1, \"latencies\": [1], \"percentiles\": "
+                           "{\"50\": \"x\"}}"),
+                 "\"percentiles.50\" is not a number");
   expect_refused(dir.path() + "/missing.json", "cannot open the file");
 }
 
@@ -122,6 +137,73 @@ TEST(LoadRuns, SkipsASuiteSummaryBesideTheResults) {
   const std::vector<RunResult> runs = load_runs(dir.path());
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].test_name, "t_qps_1");
+}
+
+// GuideLLM v0.3's benchmarks.json: one run per benchmark, GuideLLM's figures under vLLM's keys
+// (testdata/guidellm/README.md says where the fixture's schema comes from).
+TEST(ImportGuidellm, OneRunPerBenchmarkWithVllmKeys) {
+  const std::string path = testdata_path("guidellm/benchmarks.json");
+  EXPECT_THROW(load_run(path), core::Error);  // three runs where one was expected
+  const std::vector<RunResult> runs = load_file(path);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].format, "guidellm");
+  EXPECT_EQ(runs[0].kind, "serving");
+  EXPECT_EQ(runs[0].test_name, "benchmarks_synchronous");
+  EXPECT_EQ(runs[1].test_name, "benchmarks_throughput");
+  EXPECT_EQ(runs[2].test_name, "benchmarks_constant@0.99");
+  const RunResult& sync = runs[0];
+  EXPECT_DOUBLE_EQ(*figure(sync, "completed"), 1);
+  EXPECT_DOUBLE_EQ(*figure(sync, "failed"), 1);  // incomplete + errored
+  EXPECT_DOUBLE_EQ(*figure(sync, "incomplete_requests"), 1);
+  EXPECT_DOUBLE_EQ(*figure(sync, "max_concurrency"), 1);
+  EXPECT_TRUE(std::isinf(*figure(sync, "request_rate")));
+  EXPECT_DOUBLE_EQ(*figure(sync, "mean_e2el_ms"), 25010.0);  // GuideLLM keeps seconds
+  EXPECT_DOUBLE_EQ(*figure(sync, "mean_ttft_ms"), 289.2);
+  EXPECT_DOUBLE_EQ(*figure(sync, "mean_tpot_ms"), 194.7);  // GuideLLM's ITL = vLLM's TPOT
+  EXPECT_FALSE(figure(sync, "mean_itl_ms"));               // vLLM's per-chunk ITL: not kept
+  EXPECT_DOUBLE_EQ(*figure(sync, "guidellm_tpot.mean_ms"), 193.2);
+  EXPECT_EQ(sync.result["date"], "20250520-113336");
+  EXPECT_EQ(sync.result["model_id"], "deepseek-ai/DeepSeek-V2.5");
+  const RunResult& constant = runs[2];
+  EXPECT_DOUBLE_EQ(*figure(constant, "request_rate"), 0.9914);
+  EXPECT_TRUE(std::isinf(*figure(constant, "burstiness")));
+  EXPECT_DOUBLE_EQ(*figure(constant, "total_input_tokens"), 2827);
+  EXPECT_DOUBLE_EQ(*figure(constant, "incomplete_total_output_tokens"), 1163);
+}
+
+// inference-perf: a stage report is a run; a directory gives the stages, not the run's summary
+// nor the per-request list; the earlier prompt_len / output_len schema is read too.
+TEST(ImportInferencePerf, StagesOfADirectory) {
+  const std::vector<RunResult> runs = load_runs(testdata_path("inference_perf"));
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].test_name, "stage_0_lifecycle_metrics");
+  EXPECT_EQ(runs[0].format, "inference-perf");
+  EXPECT_DOUBLE_EQ(*figure(runs[0], "completed"), 30);
+  EXPECT_DOUBLE_EQ(*figure(runs[0], "failed"), 0);
+  EXPECT_DOUBLE_EQ(*figure(runs[0], "request_rate"), 1);
+  EXPECT_DOUBLE_EQ(*figure(runs[0], "total_input_tokens"), 60);
+  EXPECT_DOUBLE_EQ(*figure(runs[0], "mean_e2el_ms"), 4202.913660966805);
+  EXPECT_DOUBLE_EQ(*figure(runs[0], "mean_ttft_ms"), 210);
+  EXPECT_DOUBLE_EQ(*figure(runs[2], "total_output_tokens"), 30.0 * 116);  // output_len.mean
+  // The summary alone is one run too.
+  const RunResult summary =
+      load_run(testdata_path("inference_perf/summary_lifecycle_metrics.json"));
+  EXPECT_DOUBLE_EQ(*figure(summary, "completed"), 198);
+  EXPECT_FALSE(figure(summary, "request_rate"));
+}
+
+// vLLM's latency and throughput results are runs of those kinds; figures by dotted key.
+TEST(LoadRuns, LatencyAndThroughputKinds) {
+  const std::vector<RunResult> runs = load_runs(testdata_path("vllm_kinds"));
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].kind, "latency");
+  EXPECT_EQ(runs[0].test_name, "latency_llama8B_tp1");
+  EXPECT_DOUBLE_EQ(*figure(runs[0], "avg_latency"), 1.5);
+  EXPECT_DOUBLE_EQ(*figure(runs[0], "percentiles.99"), 1.598);
+  EXPECT_FALSE(figure(runs[0], "percentiles.98"));
+  EXPECT_EQ(runs[1].kind, "serving");
+  EXPECT_EQ(runs[3].kind, "throughput");
+  EXPECT_DOUBLE_EQ(*figure(runs[3], "tokens_per_second"), 4500);
 }
 
 }  // namespace

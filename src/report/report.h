@@ -58,6 +58,9 @@ std::string vllm_console_block(const metrics::Summary& summary, const RunInfo& i
 std::string extras_console_block(const metrics::Summary& summary);
 // The same, plus the client-health lines when info.client_health is set.
 std::string extras_console_block(const metrics::Summary& summary, const RunInfo& info);
+// The server's own figures over the run (the result's `servebench.server_metrics`, written by
+// server_metrics::summarize): the known vLLM / SGLang / TGI / Dynamo metrics it found.
+std::string server_metrics_console_block(const nlohmann::json& server_metrics);
 
 // vLLM's result JSON (same keys, same meanings). With `detailed`, adds the per-request arrays
 // (input_lens, output_lens, ttfts, itls, generated_texts, errors, start_times).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include <fmt/format.h>
@@ -100,6 +101,13 @@ std::string python_json(const json& j) {
 
 // GuideLLM's strategy_display_str for the load a vLLM-style run used.
 std::string guidellm_strategy(const RunResult& run) {
+  // An imported GuideLLM benchmark carries GuideLLM's own name for its strategy.
+  if (const auto name = string_at(run.result, "guidellm_strategy")) return *name;
+  // A servebench run of a GuideLLM profile (run --profile) names its benchmark itself.
+  if (const auto load = run.result.find("servebench");
+      load != run.result.end() && load->is_object() && load->contains("load")) {
+    if (const auto name = string_at((*load)["load"], "benchmark")) return *name;
+  }
   const double rate = figure(run, "request_rate").value_or(INFINITY);
   const auto concurrency = figure(run, "max_concurrency");
   if (std::isinf(rate)) {
@@ -127,19 +135,21 @@ std::string clock_text(int64_t seconds) {
   return fmt::format("{:02}:{:02}:{:02}", seconds / 3600, seconds / 60 % 60, seconds % 60);
 }
 
-// vLLM stamps "date" when the run has finished, servebench when it starts.
+// vLLM stamps "date" when the run has finished, servebench (and an import of GuideLLM's
+// start_time) when it starts.
 std::pair<std::string, std::string> start_end(const RunResult& run) {
   const auto day = seconds_of_day(string_at(run.result, "date").value_or(""));
   const auto duration = figure(run, "duration");
   if (!day || !duration) return {kNotAvailable, kNotAvailable};
   const auto d = static_cast<int64_t>(std::llround(*duration));
-  if (run.format == "servebench") return {clock_text(*day), clock_text(*day + d)};
+  if (run.format != "vllm") return {clock_text(*day), clock_text(*day + d)};
   return {clock_text(*day - d), clock_text(*day)};
 }
 
 // servebench's failures stopped before they finished (Ctrl-C, drain timeout) are what GuideLLM
 // calls incomplete; vLLM results cannot tell them apart.
 std::optional<double> incomplete_requests(const RunResult& run) {
+  if (const auto n = figure(run, "incomplete_requests")) return n;  // GuideLLM's own count
   if (run.format != "servebench") return std::nullopt;
   const json& reasons = run.result["servebench"].value("failures_by_reason", json::object());
   double n = 0;
@@ -192,6 +202,7 @@ std::optional<Detail> successful_detail(const RunResult& run) {
 // Time-averaged number of successful requests in flight over the run (Little's law): the sum of
 // their latencies over the duration. GuideLLM's request concurrency is that time average.
 std::optional<double> mean_concurrency(const RunResult& run) {
+  if (const auto c = figure(run, "mean_concurrency")) return c;  // GuideLLM's own
   const auto duration = figure(run, "duration");
   const json& j = run.result;
   if (!duration || *duration <= 0 || !j.contains("latencies") || !j["latencies"].is_array()) {
@@ -207,6 +218,14 @@ std::optional<double> mean_concurrency(const RunResult& run) {
 // GuideLLM v0.3's time_per_output_token_ms: (last token − first token) / output tokens, 0 for no
 // tokens, per successful request.
 std::optional<metrics::Distribution> guidellm_tpot_ms(const RunResult& run) {
+  // An imported GuideLLM benchmark carries GuideLLM's own TPOT (token-weighted statistics).
+  if (const auto mean = figure(run, "guidellm_tpot.mean_ms")) {
+    metrics::Distribution d;
+    d.mean = *mean;
+    d.median = figure(run, "guidellm_tpot.median_ms").value_or(NAN);
+    d.percentiles = {{99.0, figure(run, "guidellm_tpot.p99_ms").value_or(NAN)}};
+    return d;
+  }
   const auto d = successful_detail(run);
   if (!d) return std::nullopt;
   std::vector<double> samples;
@@ -243,9 +262,23 @@ std::string csv_value(const json& v) {
   return v.dump();
 }
 
+// A pipe table as tabulate prints it (vLLM's script), or with columns aligned for reading.
+std::string markdown_table(const std::vector<std::string>& headers,
+                           const std::vector<text::Row>& rows, MarkdownStyle style) {
+  if (style == MarkdownStyle::kTabulate) return text::tabulate_pipe(headers, rows);
+  std::vector<std::vector<std::string>> plain;
+  for (const text::Row& r : rows) {
+    std::vector<std::string> cells;
+    for (const Cell& c : r) cells.push_back(c.text);
+    plain.push_back(std::move(cells));
+  }
+  return text::aligned_markdown(headers, plain);
+}
+
 }  // namespace
 
-std::string vllm_serving_markdown(std::span<const RunResult> runs, MarkdownStyle style) {
+std::string vllm_serving_markdown(std::span<const RunResult> all_runs, MarkdownStyle style) {
+  const std::vector<RunResult> runs = runs_of_kind(all_runs, "serving");
   const std::vector<std::string> headers = serving_headers();
   std::vector<text::Row> rows;
   // vLLM's script sorts by test name; seed 000's hand-made table keeps the order of its runs.
@@ -259,62 +292,165 @@ std::string vllm_serving_markdown(std::span<const RunResult> runs, MarkdownStyle
     for (const Column& c : kServingColumns) row.push_back(number_cell(figure(*run, c.key)));
     rows.push_back(std::move(row));
   }
-  if (style == MarkdownStyle::kTabulate) return text::tabulate_pipe(headers, rows);
-  std::vector<std::vector<std::string>> plain;
-  for (const text::Row& r : rows) {
-    std::vector<std::string> cells;
-    for (const Cell& c : r) cells.push_back(c.text);
-    plain.push_back(std::move(cells));
-  }
-  return text::aligned_markdown(headers, plain);
+  return markdown_table(headers, rows, style);
 }
+
+std::vector<RunResult> runs_of_kind(std::span<const RunResult> runs, const std::string& kind) {
+  std::vector<RunResult> out;
+  for (const RunResult& r : runs) {
+    if (r.kind == kind) out.push_back(r);
+  }
+  return out;
+}
+
+namespace {
+
+// A column of one of vLLM's suite tables: its header and the cell of a run.
+struct TableColumn {
+  std::string header;
+  std::function<json(const RunResult&)> cell;  // null when the run lacks the figure
+};
+
+json number_json(const std::optional<double>& v, bool integral) {
+  if (!v) return nullptr;
+  if (integral && is_integral(*v)) return static_cast<int64_t>(*v);
+  return *v;
+}
+
+json gpu_json(const RunResult& r) {
+  const auto gpu = string_at(r.result, "gpu_type");
+  return gpu ? json(*gpu) : json(nullptr);
+}
+
+// convert-results-json-to-markdown.py: latency_column_mapping. vLLM's latency JSON is in
+// seconds; its script multiplies avg_latency and the percentiles by 1000.
+std::vector<TableColumn> latency_columns() {
+  auto ms = [](const char* key) {
+    return [key](const RunResult& r) {
+      const auto v = figure(r, key);
+      return number_json(v ? std::optional<double>(*v * 1000.0) : std::nullopt, false);
+    };
+  };
+  return {{"Test name", [](const RunResult& r) { return json(r.test_name); }},
+          {"GPU", gpu_json},
+          {"Mean latency (ms)", ms("avg_latency")},
+          {"Median latency (ms)", ms("percentiles.50")},
+          {"P99 latency (ms)", ms("percentiles.99")}};
+}
+
+// convert-results-json-to-markdown.py: throughput_results_column_mapping.
+std::vector<TableColumn> throughput_columns() {
+  auto key = [](const char* k, bool integral) {
+    return [k, integral](const RunResult& r) { return number_json(figure(r, k), integral); };
+  };
+  return {{"Test name", [](const RunResult& r) { return json(r.test_name); }},
+          {"GPU", gpu_json},
+          {"# of req.", key("num_requests", true)},
+          {"Total # of tokens", key("total_num_tokens", true)},
+          {"Elapsed time (s)", key("elapsed_time", false)},
+          {"Tput (req/s)", key("requests_per_second", false)},
+          {"Tput (tok/s)", key("tokens_per_second", false)}};
+}
+
+std::vector<TableColumn> serving_columns() {
+  std::vector<TableColumn> columns = {
+      {"Test name", [](const RunResult& r) { return json(r.test_name); }}, {"GPU", gpu_json}};
+  for (const Column& c : kServingColumns) {
+    const std::string key = c.key;
+    columns.push_back({c.header, [key](const RunResult& r) {
+                         return number_json(figure(r, key), key == "completed");
+                       }});
+  }
+  return columns;
+}
+
+// pandas' DataFrame.to_dict() orientation, {column: {"<row>": value}}, with Python's json.dumps
+// separators; nlohmann sorts object keys, so the text is built here to keep the table's order.
+// No runs: "{}", as vLLM's empty DataFrame gives.
+std::string pandas_table(std::span<const RunResult> runs, const std::vector<TableColumn>& columns) {
+  if (runs.empty()) return "{}";
+  std::string out = "{";
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (c > 0) out += ", ";
+    out += json(columns[c].header).dump(-1, ' ', true) + ": {";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (i > 0) out += ", ";
+      out += "\"" + std::to_string(i) + "\": " + python_json(columns[c].cell(runs[i]));
+    }
+    out += "}";
+  }
+  return out + "}";
+}
+
+// A markdown table of vLLM's suite (the serving table's rendering rules: GPU as "<n>x<name>",
+// numbers in Python's "g" format, tabulate's pipe layout sorted by name, or padded in order).
+std::string suite_table_markdown(std::span<const RunResult> runs,
+                                 const std::vector<TableColumn>& columns, MarkdownStyle style) {
+  std::vector<std::string> headers;
+  for (const TableColumn& c : columns) headers.push_back(c.header);
+  std::vector<const RunResult*> ordered = sorted_by_name(runs);
+  if (style == MarkdownStyle::kAligned) {
+    ordered.clear();
+    for (const RunResult& r : runs) ordered.push_back(&r);
+  }
+  std::vector<text::Row> rows;
+  for (const RunResult* run : ordered) {
+    text::Row row;
+    for (const TableColumn& c : columns) {
+      if (c.header == "GPU") {
+        row.push_back({gpu_label(*run), false});
+        continue;
+      }
+      const json v = c.cell(*run);
+      if (v.is_string()) {
+        row.push_back({v.get<std::string>(), false});
+      } else {
+        row.push_back(
+            number_cell(v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt));
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  return markdown_table(headers, rows, style);
+}
+
+}  // namespace
 
 std::string vllm_pandas_json(std::span<const RunResult> runs) {
-  // pandas' DataFrame.to_dict() orientation: {column: {row index: value}}, rows as read.
-  json serving = json::object();
-  if (!runs.empty()) {
-    json names = json::object(), gpus = json::object();
-    for (size_t i = 0; i < runs.size(); ++i) {
-      names[std::to_string(i)] = runs[i].test_name;
-      const auto gpu = string_at(runs[i].result, "gpu_type");
-      gpus[std::to_string(i)] = gpu ? json(*gpu) : json(nullptr);
-    }
-    serving["Test name"] = std::move(names);
-    serving["GPU"] = std::move(gpus);
-    for (const Column& c : kServingColumns) {
-      json column = json::object();
-      for (size_t i = 0; i < runs.size(); ++i) {
-        const auto v = figure(runs[i], c.key);
-        json cell = nullptr;
-        if (v)
-          cell = std::string(c.key) == "completed" && is_integral(*v)
-                     ? json(static_cast<int64_t>(*v))
-                     : json(*v);
-        column[std::to_string(i)] = std::move(cell);
-      }
-      serving[c.header] = std::move(column);
-    }
-  }
-  // nlohmann sorts object keys; the column order must stay the table's, so build the text here.
-  std::string out = "{\"latency\": {}, \"throughput\": {}, \"serving\": {";
-  bool first = true;
-  auto add_column = [&](const std::string& header) {
-    if (!serving.contains(header)) return;
-    if (!first) out += ", ";
-    first = false;
-    std::string column = "{";
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (i > 0) column += ", ";
-      const std::string index = std::to_string(i);
-      column += "\"" + index + "\": " + python_json(serving[header][index]);
-    }
-    out += json(header).dump(-1, ' ', true) + ": " + column + "}";
-  };
-  for (const std::string& h : serving_headers()) add_column(h);
-  return out + "}}";
+  // vLLM's results_to_json(latency, throughput, serving), each table its kind's runs as read.
+  return "{\"latency\": " + pandas_table(runs_of_kind(runs, "latency"), latency_columns()) +
+         ", \"throughput\": " +
+         pandas_table(runs_of_kind(runs, "throughput"), throughput_columns()) +
+         ", \"serving\": " + pandas_table(runs_of_kind(runs, "serving"), serving_columns()) + "}";
 }
 
-std::string concurrency_markdown(std::span<const RunResult> runs) {
+std::string vllm_latency_markdown(std::span<const RunResult> runs, MarkdownStyle style) {
+  return suite_table_markdown(runs_of_kind(runs, "latency"), latency_columns(), style);
+}
+
+std::string vllm_throughput_markdown(std::span<const RunResult> runs, MarkdownStyle style) {
+  return suite_table_markdown(runs_of_kind(runs, "throughput"), throughput_columns(), style);
+}
+
+std::string vllm_suite_markdown(std::span<const RunResult> runs, MarkdownStyle style) {
+  const std::vector<RunResult> latency = runs_of_kind(runs, "latency");
+  const std::vector<RunResult> throughput = runs_of_kind(runs, "throughput");
+  const std::vector<RunResult> serving = runs_of_kind(runs, "serving");
+  if (latency.empty() && throughput.empty()) return vllm_serving_markdown(runs, style);
+  // The section titles of vLLM's performance-benchmarks-descriptions.md.
+  std::string out;
+  auto section = [&](const char* title, const std::string& table) {
+    if (!out.empty()) out += "\n";
+    out += std::string("## ") + title + "\n\n" + table;
+  };
+  if (!latency.empty()) section("Latency tests", vllm_latency_markdown(latency, style));
+  if (!throughput.empty()) section("Throughput tests", vllm_throughput_markdown(throughput, style));
+  if (!serving.empty()) section("Serving tests", vllm_serving_markdown(serving, style));
+  return out;
+}
+
+std::string concurrency_markdown(std::span<const RunResult> all_runs) {
+  const std::vector<RunResult> runs = runs_of_kind(all_runs, "serving");
   static const std::vector<std::string> kHeaders = {"Concurrency",
                                                     "Request Throughput (req/s)",
                                                     "Output Token Throughput (tok/s)",
@@ -364,23 +500,51 @@ std::string concurrency_markdown(std::span<const RunResult> runs) {
   return out;
 }
 
-std::string guidellm_tables(std::span<const RunResult> runs) {
+// A run's place in its `run --profile` sequence (servebench.load.sequence), else nullopt.
+std::optional<double> profile_sequence(const RunResult& run) {
+  const json* j = &run.result;
+  for (const char* key : {"servebench", "load", "sequence"}) {
+    if (!j->is_object() || !j->contains(key)) return std::nullopt;
+    j = &(*j)[key];
+  }
+  return j->is_number() ? std::optional<double>(j->get<double>()) : std::nullopt;
+}
+
+std::string guidellm_tables(std::span<const RunResult> all_runs) {
+  std::vector<RunResult> runs = runs_of_kind(all_runs, "serving");
+  // The benchmarks of one `run --profile` in the order they ran, as GuideLLM lists them
+  // (synchronous, throughput, constant@…), not in the order of their file names.
+  if (std::all_of(runs.begin(), runs.end(),
+                  [](const RunResult& r) { return profile_sequence(r).has_value(); })) {
+    std::stable_sort(runs.begin(), runs.end(), [](const RunResult& a, const RunResult& b) {
+      const auto da = string_at(a.result, "date"), db = string_at(b.result, "date");
+      if (da != db) return da < db;
+      return *profile_sequence(a) < *profile_sequence(b);
+    });
+  }
   std::vector<std::vector<std::string>> info_rows, stats_rows;
   for (const RunResult& run : runs) {
     const auto completed = figure(run, "completed");
     const auto failed = figure(run, "failed");
     const auto incomplete = incomplete_requests(run);
-    std::optional<double> errored = failed;
-    if (failed && incomplete) errored = *failed - *incomplete;
+    std::optional<double> errored = figure(run, "errored_requests");
+    if (!errored) errored = failed;
+    if (!figure(run, "errored_requests") && failed && incomplete) errored = *failed - *incomplete;
     const auto input = figure(run, "total_input_tokens");
     const auto output = figure(run, "total_output_tokens");
+    // Tokens of incomplete and errored requests: only GuideLLM's reports keep them.
+    const auto inc_input = figure(run, "incomplete_total_input_tokens");
+    const auto inc_output = figure(run, "incomplete_total_output_tokens");
+    const auto err_input = figure(run, "errored_total_input_tokens");
+    const auto err_output = figure(run, "errored_total_output_tokens");
     const auto [start, end] = start_end(run);
-    info_rows.push_back({guidellm_strategy(run), start, end, fixed(figure(run, "duration"), 1),
-                         fixed(completed, 0), fixed(incomplete, 0), fixed(errored, 0),
-                         fixed(per_request(input, completed), 1), kNotAvailable, kNotAvailable,
-                         fixed(per_request(output, completed), 1), kNotAvailable, kNotAvailable,
-                         fixed(input, 0), kNotAvailable, kNotAvailable, fixed(output, 0),
-                         kNotAvailable, kNotAvailable});
+    info_rows.push_back(
+        {guidellm_strategy(run), start, end, fixed(figure(run, "duration"), 1), fixed(completed, 0),
+         fixed(incomplete, 0), fixed(errored, 0), fixed(per_request(input, completed), 1),
+         fixed(per_request(inc_input, incomplete), 1), fixed(per_request(err_input, errored), 1),
+         fixed(per_request(output, completed), 1), fixed(per_request(inc_output, incomplete), 1),
+         fixed(per_request(err_output, errored), 1), fixed(input, 0), fixed(inc_input, 0),
+         fixed(err_input, 0), fixed(output, 0), fixed(inc_output, 0), fixed(err_output, 0)});
     const auto tpot = guidellm_tpot_ms(run);
     auto tpot_cell = [&](auto field) {
       return tpot ? fmt::format("{:.1f}", field(*tpot)) : std::string(kNotAvailable);
@@ -429,7 +593,8 @@ std::string guidellm_tables(std::span<const RunResult> runs) {
   return out;
 }
 
-std::string inference_perf_stages_markdown(std::span<const RunResult> runs) {
+std::string inference_perf_stages_markdown(std::span<const RunResult> all_runs) {
+  const std::vector<RunResult> runs = runs_of_kind(all_runs, "serving");
   std::vector<std::vector<std::string>> rows;
   for (const RunResult& run : runs) {
     const auto rate = figure(run, "request_rate");

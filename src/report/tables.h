@@ -17,25 +17,36 @@
 namespace servebench::report {
 
 // One benchmark run as read from a result file: vLLM's result object (servebench's carries its
-// extras under "servebench"), with the name its row goes by.
+// extras under "servebench"), with the name its row goes by. Imported GuideLLM and
+// inference-perf reports are mapped onto vLLM's keys (import_guidellm.cpp,
+// import_inference_perf.cpp; docs/reports.md says which definitions differ).
 struct RunResult {
   std::string source;     // the file it came from
-  std::string format;     // "servebench" or "vllm"
+  std::string format;     // "servebench", "vllm", "guidellm" or "inference-perf"
   std::string test_name;  // metadata "test_name", else the file's stem (vLLM's suite does that)
-  nlohmann::json result;  // the object as read
+  nlohmann::json result;  // the object as read (or, imported, as mapped)
+  // vLLM's performance suite's three test kinds: "serving" (`vllm bench serve` result),
+  // "latency" (`vllm bench latency`: avg_latency, latencies, percentiles) or "throughput"
+  // (`vllm bench throughput`: elapsed_time, num_requests, …, tokens_per_second).
+  std::string kind = "serving";
 };
 
 // Reads one result file, telling its format by its keys. Throws core::Error (kInput) naming the
-// file for unreadable, malformed or unknown input; GuideLLM and inference-perf reports are
-// recognised and refused by name (their formats are not imported yet).
+// file for unreadable, malformed or unknown input, and for a file holding several runs (a
+// GuideLLM report: use load_file).
 RunResult load_run(const std::string& path);
-// A file gives one run; a directory gives every *.json in it (not recursing), sorted by name,
-// except a suite's summary.json.
+// Every run in one file: one for a vLLM or servebench result or an inference-perf lifecycle
+// report, one per benchmark of a GuideLLM benchmarks.json.
+std::vector<RunResult> load_file(const std::string& path);
+// A file gives its runs; a directory gives every *.json in it (not recursing), sorted by name,
+// except a suite's summary.json and inference-perf's per-request report (and its run summary
+// when per-stage reports are beside it).
 std::vector<RunResult> load_runs(const std::string& path);
 
 // A figure under vLLM's result key ("request_throughput", "mean_ttft_ms", "p99_e2el_ms", …).
 // E2EL aggregates missing from a result (vLLM writes them only with --percentile-metrics e2el)
-// are derived from its "latencies" array when it has one entry per completed request.
+// are derived from its "latencies" array when it has one entry per completed request. A dotted
+// key walks nested objects ("percentiles.99" of a latency result).
 std::optional<double> figure(const RunResult& run, const std::string& key);
 
 // vLLM's serving table (convert-results-json-to-markdown.py), the columns of seeds 000/002.
@@ -45,9 +56,21 @@ std::optional<double> figure(const RunResult& run, const std::string& key);
 enum class MarkdownStyle { kTabulate, kAligned };
 std::string vllm_serving_markdown(std::span<const RunResult> runs, MarkdownStyle style);
 
-// The same tables as vLLM's pandas JSON: {"latency": {}, "throughput": {}, "serving":
-// {column: {"<row>": value}}}, rows in input order, GPU as stored, Python's separators.
+// The same tables as vLLM's pandas JSON: {"latency": {…}, "throughput": {…}, "serving":
+// {column: {"<row>": value}}}, each table the runs of its kind in input order (an empty kind is
+// {}), GPU as stored, Python's separators.
 std::string vllm_pandas_json(std::span<const RunResult> runs);
+
+// vLLM's latency and throughput tables (convert-results-json-to-markdown.py's
+// latency_column_mapping and throughput_results_column_mapping) over the runs of that kind.
+std::string vllm_latency_markdown(std::span<const RunResult> runs, MarkdownStyle style);
+std::string vllm_throughput_markdown(std::span<const RunResult> runs, MarkdownStyle style);
+// The suite's tables: with only serving runs, the serving table alone (as before); with
+// latency or throughput runs, "## Latency tests", "## Throughput tests" and "## Serving tests"
+// sections, each kind present.
+std::string vllm_suite_markdown(std::span<const RunResult> runs, MarkdownStyle style);
+// The runs of one kind.
+std::vector<RunResult> runs_of_kind(std::span<const RunResult> runs, const std::string& kind);
 
 // Seed 004's table: one row per max concurrency (request throughput, output throughput,
 // mean/P99 E2E, TTFT, TPOT), one table per label.

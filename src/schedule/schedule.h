@@ -33,4 +33,31 @@ std::vector<int64_t> arrival_times_ns(size_t n, const ArrivalOptions& options);
 std::vector<int64_t> trace_times_ns(const std::vector<int64_t>& trace_offsets_ns,
                                     double time_scale);
 
+// GuideLLM's rate profiles (guidellm/scheduler/strategies.py: AsyncConstantStrategy,
+// AsyncPoissonStrategy), bounded by a duration and a count: request i of `constant` is due at
+// i / rate (the first at t0); `poisson` draws exponential gaps of mean 1 / rate, seeded, the
+// first at t0. Only times before `duration_s` are kept (duration_s <= 0: no time bound), and at
+// most `max_count`. Throws core::Error (kUsage, --rate) on a rate <= 0, inf or NaN.
+std::vector<int64_t> constant_times_ns(double rate, double duration_s, size_t max_count);
+std::vector<int64_t> poisson_times_ns(double rate, double duration_s, size_t max_count,
+                                      uint64_t seed);
+// How many requests a rate sends in a duration: ceil(rate * duration), at least 1.
+size_t requests_within(double rate, double duration_s);
+
+// inference-perf's load stages (inference_perf/loadgen: LoadGenerator.run_stage, load_timer.py):
+// a stage sends int(rate × duration) requests (truncated, as inference-perf does), its times
+// in ns from the stage's own t0. kConstant is inference-perf's ConstantLoadTimer: exponential
+// gaps of mean 1 / rate rescaled so that they sum to the duration (the last request lands at
+// duration_s). kPoisson is its PoissonLoadTimer: each second draws a Poisson(rate) count (a
+// second drawing 0 stays empty) and spreads that many over the second as kConstant does, until
+// the stage's count is reached. Seeded: the same stage and seed give the same times. Throws
+// core::Error (kUsage, --stages) on a rate or duration <= 0, inf or NaN, or a count of 0.
+enum class StageArrival { kConstant, kPoisson };
+struct LoadStage {
+  double rate = 0;        // requests per second
+  double duration_s = 0;  // seconds
+};
+size_t stage_request_count(const LoadStage& stage);
+std::vector<int64_t> stage_times_ns(const LoadStage& stage, StageArrival arrival, uint64_t seed);
+
 }  // namespace servebench::schedule

@@ -1,8 +1,9 @@
 // File: tokenizer/bpe_model.h (internal to the tokenizer part)
 // Byte-pair encoding of one pre-tokenized piece, as Hugging Face's BPE model does it: start
 // from single characters (or bytes, for byte-level vocabularies), then repeatedly apply the
-// lowest-ranked merge, leftmost first. Merges are looked up by (left id, right id) in an
-// open-addressing table; results are cached per thread, keyed by the piece.
+// lowest-ranked merge, leftmost first. The vocabulary and the merges are flat open-addressing
+// tables (one probe, no pointer chasing: the random dataset's text hits cold entries); results
+// are cached per thread in a direct-mapped table of fixed-size entries, keyed by the piece.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "tokenizer/tokenizer.h"
@@ -42,17 +42,16 @@ class BpeModel {
   void encode(std::string_view piece, std::vector<TokenId>& out) const;
 
  private:
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  struct VocabTable;
   struct MergeTable;
 
   std::optional<TokenId> find(std::string_view key) const;
   void merge_piece(std::string_view piece, std::vector<TokenId>& out) const;
+  // The initial symbols of `piece` (bytes, characters, byte fallback, unk) appended to `out`.
+  void initial_symbols(std::string_view piece, std::vector<TokenId>& out) const;
 
   BpeOptions options_;
-  std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>> vocab_;
+  std::unique_ptr<VocabTable> vocab_;
   std::vector<TokenId> byte_ids_;  // byte-level: id of each single byte (-1 when missing)
   std::vector<TokenId> fallback_;  // byte_fallback: id of "<0xXX>" (-1 when missing)
   std::unique_ptr<MergeTable> merges_;

@@ -248,7 +248,10 @@ struct Segment {
 void split_piece(const Piece& piece, const Spans& matches, bool invert, Behavior behavior,
                  std::vector<Piece>& out) {
   const std::string_view text = piece.text;
-  std::vector<Segment> segs;
+  // Called once per piece of every encode: reuse the buffers rather than allocate.
+  thread_local std::vector<Segment> segs, kept;
+  segs.clear();
+  kept.clear();
   size_t prev = 0;
   for (auto [b, e] : matches) {
     if (prev != b) segs.push_back({prev, b, invert});
@@ -257,7 +260,6 @@ void split_piece(const Piece& piece, const Spans& matches, bool invert, Behavior
   }
   if (prev != text.size()) segs.push_back({prev, text.size(), invert});
 
-  std::vector<Segment> kept;
   switch (behavior) {
     case Behavior::kRemoved:
       for (const auto& s : segs)

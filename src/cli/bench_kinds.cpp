@@ -1,0 +1,160 @@
+// The shared half of `servebench latency` and `servebench throughput` (bench_kinds.h): each of
+// their runs is `servebench run` parsed and executed in this process, as the suite runs its
+// tests (suite_command.cpp), with its standard output muted so that the command prints vLLM's
+// own lines instead of one console block per iteration.
+#include "cli/bench_kinds.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/run_support.h"
+#include "core/error.h"
+
+namespace servebench::cli::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The flags each command sets on its runs (the load is what the command measures).
+const std::set<std::string> kReserved = {
+    "--num-prompts",       "--request-rate",     "--max-concurrency",   "--burstiness",
+    "--dataset-name",      "--random-input-len", "--random-output-len", "--random-range-ratio",
+    "--random-prefix-len", "--save-result",      "--append-result",     "--result-dir",
+    "--result-filename",   "--metadata",         "--num-warmups",       "--input-len",
+    "--output-len"};
+
+std::string dashed(std::string flag) {
+  const size_t eq = flag.find('=');
+  if (eq != std::string::npos) flag.resize(eq);
+  if (flag.rfind("--", 0) == 0) std::replace(flag.begin() + 2, flag.end(), '_', '-');
+  return flag;
+}
+
+// Points stdout at /dev/null for its lifetime (the run's console block and progress lines).
+class MutedStdout {
+ public:
+  MutedStdout() {
+    std::fflush(stdout);
+    saved_ = dup(STDOUT_FILENO);
+    const int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved_ >= 0 && null_fd >= 0) dup2(null_fd, STDOUT_FILENO);
+    if (null_fd >= 0) close(null_fd);
+  }
+  ~MutedStdout() {
+    std::fflush(stdout);
+    if (saved_ >= 0) {
+      dup2(saved_, STDOUT_FILENO);
+      close(saved_);
+    }
+  }
+  MutedStdout(const MutedStdout&) = delete;
+  MutedStdout& operator=(const MutedStdout&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+}  // namespace
+
+bool is_reserved_run_flag(const std::string& flag) {
+  return kReserved.count(dashed(flag)) > 0;
+}
+
+bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
+  return std::any_of(args.begin(), args.end(),
+                     [&](const std::string& a) { return dashed(a) == flag; });
+}
+
+void check_pass_through(const std::vector<std::string>& args, const std::string& command) {
+  for (const std::string& a : args) {
+    if (a.rfind("--", 0) == 0 && is_reserved_run_flag(a)) {
+      throw core::Error(core::ErrorKind::kUsage, dashed(a),
+                        "set by `servebench " + command + "` itself (see its --help)");
+    }
+  }
+}
+
+int run_in_process(const std::vector<std::string>& args, bool check_only) {
+  CLI::App app;
+  app.require_subcommand(1);
+  Action action = add_run_command(app, check_only);
+  std::vector<std::string> reversed = {args.rbegin(), args.rend()};  // CLI11 takes them reversed
+  reversed.push_back("run");
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw core::Error(core::ErrorKind::kUsage, "servebench run", e.what());
+  }
+  if (check_only) return action();
+  MutedStdout muted;
+  return action();
+}
+
+nlohmann::json read_result(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::Error(core::ErrorKind::kInput, path, "the run saved no result");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.contains("duration") || !j["duration"].is_number()) {
+    throw core::Error(core::ErrorKind::kInput, path, "not a complete run result");
+  }
+  return j;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j, const std::string& flag) {
+  const fs::path parent = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << j.dump(4) << "\n";
+  out.close();
+  if (!out) throw core::Error(core::ErrorKind::kInput, flag, "cannot write '" + path + "'");
+}
+
+std::string runs_dir(const std::string& output_json) {
+  if (!output_json.empty()) {
+    std::string stem = output_json;
+    if (stem.size() > 5 && stem.ends_with(".json")) stem.resize(stem.size() - 5);
+    return stem + ".runs";
+  }
+  std::random_device rd;
+  return (fs::temp_directory_path() /
+          ("servebench-" + std::to_string(getpid()) + "-" + std::to_string(rd())))
+      .string();
+}
+
+void add_metadata(nlohmann::json& result, const std::vector<std::string>& items) {
+  for (const auto& [key, value] : run::parse_pairs("--metadata", items, '=')) {
+    result[key] = value;
+  }
+}
+
+CLI::App* add_kind_subcommand(CLI::App& app, const std::string& name, const std::string& help) {
+  CLI::App* sub = app.add_subcommand(name, help);
+  sub->allow_extras();
+  return sub;
+}
+
+void add_vllm_option(CLI::App& sub, const std::string& name, std::string& target,
+                     const std::string& help) {
+  std::string underscored = name;
+  std::replace(underscored.begin() + 2, underscored.end(), '-', '_');
+  sub.add_option(underscored == name ? name : name + "," + underscored, target, help)
+      ->capture_default_str();
+}
+
+void add_metadata_option(CLI::App& sub, std::vector<std::string>& target) {
+  sub.add_option("--metadata", target, "KEY=VALUE pairs stored in the result JSON")
+      ->expected(0, CLI::detail::expected_max_vector_size)
+      ->allow_extra_args();
+}
+
+}  // namespace servebench::cli::bench

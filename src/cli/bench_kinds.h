@@ -1,0 +1,55 @@
+// File: cli/bench_kinds.h
+// What `servebench latency` and `servebench throughput` share (latency_command.cpp,
+// throughput_command.cpp). Both are vLLM's offline benchmarks (`vllm bench latency`,
+// `vllm bench throughput`) turned into runs against a server: each iteration is a
+// `servebench run` in this process (same flags, client, simulator and result files), and the
+// command reads its result back. Internal to the cli part.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace CLI {
+class App;
+}
+
+namespace servebench::cli::bench {
+
+// The command's subcommand: its own options below, every other flag passed to `servebench run`.
+CLI::App* add_kind_subcommand(CLI::App& app, const std::string& name, const std::string& help);
+// A string option under vLLM's name and its underscored spelling ("--num-iters", "--num_iters"),
+// its default shown in --help.
+void add_vllm_option(CLI::App& sub, const std::string& name, std::string& target,
+                     const std::string& help);
+// --metadata KEY=VALUE …, as `servebench run` takes it.
+void add_metadata_option(CLI::App& sub, std::vector<std::string>& target);
+
+// Flags the commands set on every run they make; given by the user they are refused.
+bool is_reserved_run_flag(const std::string& flag);
+// Whether `args` (pass-through `servebench run` flags) give `flag`, as "--flag", "--flag=v"
+// or the underscored spelling.
+bool has_flag(const std::vector<std::string>& args, const std::string& flag);
+// Refuses a pass-through flag the command sets itself (one line naming it, exit code 2).
+void check_pass_through(const std::vector<std::string>& args, const std::string& command);
+
+// Runs `servebench run ARGS` in this process with its standard output muted (its errors still go
+// to stderr). Returns the run's exit code; a bad flag is a core::Error (kUsage) naming it.
+// check_only: parse and validate, run nothing.
+int run_in_process(const std::vector<std::string>& args, bool check_only);
+
+// Reads a result the run saved; a missing or torn file is a core::Error naming it.
+nlohmann::json read_result(const std::string& path);
+// Writes `j` (indented by 4, as vLLM's json.dump(indent=4)) to `path`; errors name `flag`.
+void write_json(const std::string& path, const nlohmann::json& j, const std::string& flag);
+
+// Where the runs' own results go: "<output-json less .json>.runs/", or a fresh temporary
+// directory (removed by the caller) when there is no --output-json.
+std::string runs_dir(const std::string& output_json);
+
+// --metadata KEY=VALUE items stored at the top of the result, as `servebench run` stores them.
+void add_metadata(nlohmann::json& result, const std::vector<std::string>& items);
+
+}  // namespace servebench::cli::bench

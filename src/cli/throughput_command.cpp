@@ -1,0 +1,186 @@
+// `servebench throughput`: vLLM's `vllm bench throughput` (vllm/benchmarks/throughput.py)
+// against a server. vLLM hands all --num-prompts prompts to its offline engine at once and
+// reports elapsed_time, num_requests, total_num_tokens (prompt + output), requests_per_second
+// and tokens_per_second. Here the prompts are sent at once (request rate inf) to the server (or
+// the embedded simulator) by one `servebench run` in this process; elapsed_time is the run's
+// duration. Every other flag goes to `servebench run`. docs/run.md ("Latency and throughput
+// tests") has the details.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/bench_kinds.h"
+#include "cli/commands.h"
+#include "cli/run_support.h"
+#include "core/error.h"
+
+namespace servebench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ThroughputFlags {
+  std::string backend = "vllm", dataset_name = "sharegpt", dataset, dataset_path;
+  std::string input_len, output_len, n = "1", num_prompts = "1000", output_json;
+  std::string prefix_len = "0", random_range_ratio = "0.0";
+  std::vector<std::string> metadata;
+  bool profile = false, disable_detokenize = false, async_engine = false;
+};
+
+// The `servebench run` arguments of the run (vLLM's get_requests and SamplingParams: every
+// prompt at once, temperature 1.0, top_p 1.0, ignore_eos).
+std::vector<std::string> run_args(const ThroughputFlags& f, const std::vector<std::string>& extras,
+                                  const std::string& dir) {
+  if (run::parse_int("--n", f.n, 1, 1 << 20) != 1) {
+    throw core::Error(core::ErrorKind::kUsage, "--n",
+                      "only 1 against a server (one sequence per request)");
+  }
+  if (f.profile || f.disable_detokenize || f.async_engine) {
+    const char* flag = f.profile              ? "--profile"
+                       : f.disable_detokenize ? "--disable-detokenize"
+                                              : "--async-engine";
+    throw core::Error(core::ErrorKind::kUsage, flag,
+                      "a setting of vLLM's offline engine; not available against a server");
+  }
+  // vLLM's engine backends: vllm (completions) and vllm-chat; hf and mii run no server.
+  std::string backend;
+  if (f.backend == "vllm") {
+    backend = "vllm";
+  } else if (f.backend == "vllm-chat") {
+    backend = "openai-chat";
+  } else {
+    throw core::Error(core::ErrorKind::kUsage, "--backend",
+                      "'" + f.backend + "': vllm or vllm-chat against a server");
+  }
+  bench::check_pass_through(extras, "throughput");
+  if (bench::has_flag(extras, "--backend")) {
+    throw core::Error(core::ErrorKind::kUsage, "--backend", "given twice");
+  }
+  std::vector<std::string> args = extras;
+  args.insert(args.end(), {"--backend", backend});
+  const std::string path = f.dataset_path.empty() ? f.dataset : f.dataset_path;
+  // vLLM: without a dataset path the random dataset, which needs --input-len.
+  std::string name = f.dataset_name;
+  if (path.empty() && name != "prefix_repetition") name = "random";
+  args.insert(args.end(), {"--dataset-name", name});
+  if (!path.empty()) args.insert(args.end(), {"--dataset-path", path});
+  if (name == "random") {
+    if (f.input_len.empty()) {
+      throw core::Error(core::ErrorKind::kUsage, "--input-len",
+                        "needed for the random dataset (no --dataset-path given)");
+    }
+    args.insert(args.end(), {"--random-input-len", f.input_len, "--random-output-len",
+                             f.output_len.empty() ? "128" : f.output_len, "--random-range-ratio",
+                             f.random_range_ratio, "--random-prefix-len", f.prefix_len});
+  } else if (!f.output_len.empty()) {
+    if (name != "sharegpt") {
+      throw core::Error(core::ErrorKind::kUsage, "--output-len",
+                        "with --dataset-name " + name + ": use that dataset's own flag");
+    }
+    args.insert(args.end(), {"--sharegpt-output-len", f.output_len});
+  }
+  args.insert(args.end(), {"--num-prompts", f.num_prompts, "--request-rate", "inf", "--ignore-eos",
+                           "--save-result", "--result-dir", dir, "--result-filename", "run.json"});
+  if (!bench::has_flag(extras, "--temperature")) args.insert(args.end(), {"--temperature", "1.0"});
+  if (!bench::has_flag(extras, "--top-p")) args.insert(args.end(), {"--top-p", "1.0"});
+  return args;
+}
+
+int run_throughput(const ThroughputFlags& f, const std::vector<std::string>& args,
+                   const std::string& dir) {
+  const bool keep = !f.output_json.empty();
+  struct Cleanup {
+    std::string dir;
+    bool keep;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!keep) fs::remove_all(dir, ec);
+    }
+  } cleanup{dir, keep};
+  const int code = bench::run_in_process(args, false);
+  if (code != 0) return code;
+  const std::string path = (fs::path(dir) / "run.json").string();
+  const nlohmann::json r = bench::read_result(path);
+  const double elapsed = r["duration"].get<double>();
+  const int64_t completed = r.value("completed", int64_t{0});
+  const int64_t failed = r.value("failed", int64_t{0});
+  const int64_t input_tokens = r.value("total_input_tokens", int64_t{0});
+  const int64_t output_tokens = r.value("total_output_tokens", int64_t{0});
+  const int64_t total_tokens = input_tokens + output_tokens;
+  auto per_s = [&](double x) { return elapsed > 0 ? x / elapsed : 0.0; };
+  if (failed > 0) {
+    std::fprintf(stderr,
+                 "servebench: warning: %lld of %lld requests failed; the figures count the %lld "
+                 "that completed (errors in %s)\n",
+                 static_cast<long long>(failed), static_cast<long long>(completed + failed),
+                 static_cast<long long>(completed), path.c_str());
+  }
+  // throughput.py's lines.
+  std::printf("Throughput: %.2f requests/s, %.2f total tokens/s, %.2f output tokens/s\n",
+              per_s(static_cast<double>(completed)), per_s(static_cast<double>(total_tokens)),
+              per_s(static_cast<double>(output_tokens)));
+  std::printf("Total num prompt tokens:  %lld\n", static_cast<long long>(input_tokens));
+  std::printf("Total num output tokens:  %lld\n", static_cast<long long>(output_tokens));
+  std::fflush(stdout);
+  if (!keep) return 0;
+  nlohmann::json result = {{"elapsed_time", elapsed},
+                           {"num_requests", completed},
+                           {"total_num_tokens", total_tokens},
+                           {"requests_per_second", per_s(static_cast<double>(completed))},
+                           {"tokens_per_second", per_s(static_cast<double>(total_tokens))}};
+  bench::add_metadata(result, f.metadata);
+  result["servebench"] = {
+      {"kind", "throughput"},
+      {"failed", failed},
+      {"total_input_tokens", input_tokens},
+      {"total_output_tokens", output_tokens},
+      {"output_tokens_per_second", per_s(static_cast<double>(output_tokens))},
+      {"definition",
+       "every prompt sent at once to the server; elapsed_time = first send to last response; "
+       "num_requests counts completed requests"},
+      {"result", path}};
+  bench::write_json(f.output_json, result, "--output-json");
+  return 0;
+}
+
+}  // namespace
+
+Action add_throughput_command(CLI::App& app, bool check_only) {
+  CLI::App* sub = bench::add_kind_subcommand(
+      app, "throughput",
+      "vLLM's `bench throughput` against a server: every prompt sent at once; requests/s and "
+      "tokens/s; other flags are `servebench run`'s (target, model, simulator) (docs/run.md)");
+  auto f = std::make_shared<ThroughputFlags>();
+  auto opt = [&](const std::string& name, std::string& target, const std::string& help) {
+    bench::add_vllm_option(*sub, name, target, help);
+  };
+  opt("--backend", f->backend, "vllm (completions API) or vllm-chat (chat API)");
+  opt("--dataset-name", f->dataset_name,
+      "sharegpt, random, or another `servebench run` dataset (random without a path)");
+  opt("--dataset", f->dataset, "the ShareGPT file (vLLM's older name of --dataset-path)");
+  opt("--dataset-path", f->dataset_path, "the dataset file");
+  opt("--input-len", f->input_len, "random dataset: prompt tokens per request");
+  opt("--output-len", f->output_len, "output tokens per request (overrides the dataset's)");
+  opt("--n", f->n, "sequences per prompt (only 1 against a server)");
+  opt("--num-prompts", f->num_prompts, "prompts, all sent at once");
+  opt("--prefix-len", f->prefix_len, "random dataset: shared prefix tokens");
+  opt("--random-range-ratio", f->random_range_ratio, "random dataset: length range ratio");
+  opt("--output-json", f->output_json,
+      "save vLLM's throughput JSON here (and the run's result in <stem>.runs/)");
+  bench::add_metadata_option(*sub, f->metadata);
+  sub->add_flag("--profile", f->profile, "vLLM engine only: refused");
+  sub->add_flag("--disable-detokenize", f->disable_detokenize, "vLLM engine only: refused");
+  sub->add_flag("--async-engine", f->async_engine, "vLLM engine only: refused");
+  return [f, sub, check_only]() -> int {
+    const std::string dir = bench::runs_dir(f->output_json);
+    const std::vector<std::string> args = run_args(*f, sub->remaining(), dir);
+    if (!f->metadata.empty()) run::parse_pairs("--metadata", f->metadata, '=');
+    if (check_only) return bench::run_in_process(args, true);
+    return run_throughput(*f, args, dir);
+  };
+}
+
+}  // namespace servebench::cli
