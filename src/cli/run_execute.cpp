@@ -518,6 +518,7 @@ nlohmann::json report_and_save(const RunConfig& c, const Target& target, const s
   if (!ours.contains("client")) ours["client"] = nlohmann::json::object();
   ours["client"].update(run_state_json(m.interrupted, m.not_sent));
   if (!paths.records.empty()) ours["records_file"] = paths.records;
+  if (!paths.result.empty()) ours["result_file"] = paths.result;
   ours["dataset"] = dataset_json(c);
   if (!m.server_metrics.is_null()) ours["server_metrics"] = m.server_metrics;
   if (c.stage_index >= 0) ours["stage"] = stage_json(c);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -321,6 +322,30 @@ CombinedFigures combine_results(const std::vector<nlohmann::json>& results) {
   return f;
 }
 
+nlohmann::json combined_json(const CombinedFigures& f, const std::vector<nlohmann::json>& results) {
+  nlohmann::json targets = nlohmann::json::array();
+  for (const nlohmann::json& r : results) {
+    const nlohmann::json ours = r.value("servebench", nlohmann::json::object());
+    nlohmann::json target = ours.value("target", nlohmann::json::object());
+    target["result_file"] = ours.value("result_file", nlohmann::json(nullptr));
+    targets.push_back(std::move(target));
+  }
+  return {{"servebench_combined",
+           {{"definition",
+             "sums over the targets; wall_s = the longest target duration from the common t0; "
+             "throughputs = sums / wall_s"},
+            {"targets", f.targets},
+            {"completed", f.completed},
+            {"failed", f.failed},
+            {"total_input_tokens", f.input_tokens},
+            {"total_output_tokens", f.output_tokens},
+            {"wall_s", f.wall_s},
+            {"request_throughput", f.request_throughput},
+            {"output_throughput", f.output_throughput},
+            {"total_token_throughput", f.total_token_throughput},
+            {"per_target", std::move(targets)}}}};
+}
+
 std::string combined_console_block(const CombinedFigures& f,
                                    const std::vector<nlohmann::json>& results) {
   std::string out = fmt::format(
@@ -418,8 +443,21 @@ int run_targets(const RunConfig& c) {
   const std::vector<nlohmann::json> results = coordinator.results();
   if (!results.empty()) {
     std::printf("\n");
-    std::fputs(combined_console_block(combine_results(results), results).c_str(), stdout);
+    const CombinedFigures combined = combine_results(results);
+    std::fputs(combined_console_block(combined, results).c_str(), stdout);
     std::fflush(stdout);
+    if (c.save_result) {
+      // Not a run: `servebench report` skips *.combined.json when it reads a directory.
+      const std::string name = (c.label.empty() ? c.backend : c.label) + "-" +
+                               core::wall_timestamp_compact() + ".combined.json";
+      const std::string path =
+          c.result_dir.empty() ? name : (std::filesystem::path(c.result_dir) / name).string();
+      std::ofstream out(path);
+      out << combined_json(combined, results).dump(4) << "\n";
+      if (!out) {
+        throw core::Error(core::ErrorKind::kInput, path, "cannot write the combined figures");
+      }
+    }
   }
   for (size_t i = 0; i < count; ++i) {
     if (!failures[i]) continue;

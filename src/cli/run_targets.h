@@ -56,6 +56,10 @@ struct CombinedFigures {
   double request_throughput = 0, output_throughput = 0, total_token_throughput = 0;
 };
 CombinedFigures combine_results(const std::vector<nlohmann::json>& results);
+// The combined figures as saved beside the targets' results (`<label>-<date>.combined.json`
+// with --save-result): the figures, and each target's name, URL and result file.
+nlohmann::json combined_json(const CombinedFigures& combined,
+                             const std::vector<nlohmann::json>& results);
 // The labelled console block of the combined figures and a per-target table.
 std::string combined_console_block(const CombinedFigures& combined,
                                    const std::vector<nlohmann::json>& results);

@@ -198,9 +198,9 @@ std::vector<RunResult> load_runs(const std::string& path) {
   for (const auto& entry : fs::directory_iterator(path, ec)) {
     const std::string name = entry.path().filename().string();
     // A suite's own summary (`servebench suite` writes it beside the results) is not a run, nor
-    // is inference-perf's per-request list.
+    // are several targets' combined figures or inference-perf's per-request list.
     if (entry.is_regular_file() && entry.path().extension() == ".json" && name != "summary.json" &&
-        name != "per_request_lifecycle_metrics.json") {
+        !name.ends_with(".combined.json") && name != "per_request_lifecycle_metrics.json") {
       files.push_back(entry.path().string());
     }
     if (name.starts_with("stage_") && name.ends_with("_lifecycle_metrics.json")) {

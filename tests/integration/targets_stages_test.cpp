@@ -31,7 +31,8 @@ std::optional<double> value_after(const std::string& out, const std::string& fro
 std::vector<json> results_in(const TempDir& dir) {
   std::vector<json> results;
   for (const std::string& name : dir.files())
-    if (name.ends_with(".json")) results.push_back(json::parse(read_file(dir.path() + "/" + name)));
+    if (name.ends_with(".json") && !name.ends_with(".combined.json"))
+      results.push_back(json::parse(read_file(dir.path() + "/" + name)));
   return results;
 }
 
@@ -105,6 +106,24 @@ TEST(RunTargets, TwoEmbeddedSimulatorsEachWithItsBlockResultAndTheCombinedFigure
   size_t records = 0;
   for (const std::string& name : dir.files()) records += name.ends_with(".records.jsonl");
   EXPECT_EQ(records, 2u);
+
+  // The combined figures are saved beside the results, naming each target's result file; a
+  // report of the directory reads the two runs and not the combined file.
+  json saved;
+  for (const std::string& name : dir.files())
+    if (name.ends_with(".combined.json")) saved = json::parse(read_file(dir.path() + "/" + name));
+  ASSERT_TRUE(saved.contains("servebench_combined")) << dir.files().size();
+  const json& c = saved["servebench_combined"];
+  EXPECT_EQ(c["completed"], completed);
+  EXPECT_EQ(c["targets"], 2);
+  EXPECT_DOUBLE_EQ(c["wall_s"].get<double>(), wall);
+  ASSERT_EQ(c["per_target"].size(), 2u);
+  for (const json& t : c["per_target"]) {
+    EXPECT_EQ(read_file(t["result_file"].get<std::string>()).empty(), false);
+  }
+  Outcome report = run({"report", dir.path(), "--format", "csv"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(count_of(report.out, "\n"), 3u) << report.out;  // the header and two runs
 }
 
 TEST(RunTargets, TwoServersByUrlListWithOwnModelsAndNoCredentialsShown) {
