@@ -2,7 +2,9 @@
 #include "dataset/dataset.h"
 
 #include <algorithm>
+#include <cstdio>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "dataset/py_random.h"
 #include "dataset/sampling.h"
@@ -72,9 +74,20 @@ std::vector<Prompt> make_prompts(size_t count, const DatasetOptions& options,
   const std::string& name = options.name;
   if (name == "random") {
     RandomReport r;
+    const int64_t start_ns = core::mono_ns();
     prompts = random_prompts(count, options.random, tokenizer, &r);
     local.token_mismatch = r.token_mismatch + r.prefix_token_mismatch;
     note_token_mismatch(local);
+    // vLLM's rule re-encodes every prompt: with a real tokenizer that takes minutes for large
+    // sets, the round-trip rule about a second (docs/performance.md, "Datasets").
+    const double seconds = static_cast<double>(core::mono_ns() - start_ns) / 1e9;
+    if (options.random.token_rule == RandomTokenRule::kVllm && seconds > 5) {
+      char took[32];
+      std::snprintf(took, sizeof took, "%.1f", seconds);
+      local.notes.push_back(std::string("building the prompts took ") + took +
+                            " s with vLLM's decode/re-encode rule; --random-token-rule "
+                            "round-trip builds exact prompts without re-encoding");
+    }
   } else if (name == "sharegpt") {
     prompts = sharegpt_prompts(count, options.sharegpt, tokenizer, &local);
   } else if (name == "custom") {
