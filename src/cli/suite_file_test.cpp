@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/suite.h"
+#include "cli/suite_test_support.h"
 #include "core/error.h"
 
 namespace servebench::cli::suite {
@@ -12,16 +13,6 @@ std::vector<std::string> names(const std::vector<Test>& tests) {
   std::vector<std::string> out;
   for (const auto& t : tests) out.push_back(t.name);
   return out;
-}
-
-std::string error_of(const std::string& text) {
-  try {
-    parse(text, "suite.yaml");
-  } catch (const core::Error& e) {
-    EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(SuiteFile, ExpandsQpsAndConcurrencyListsWithVllmNames) {

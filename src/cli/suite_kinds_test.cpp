@@ -4,20 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "cli/suite.h"
+#include "cli/suite_test_support.h"
 #include "core/error.h"
 
 namespace servebench::cli::suite {
 namespace {
-
-std::string error_of(const std::string& text) {
-  try {
-    parse(text, "suite.yaml");
-  } catch (const core::Error& e) {
-    EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
-    return e.what();
-  }
-  return "no error";
-}
 
 // vLLM's latency-tests.json (.buildkite/nightly-benchmarks/tests/), as it is.
 constexpr const char* kLatencyTests = R"([

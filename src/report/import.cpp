@@ -115,6 +115,17 @@ std::string test_name_of(const json& j, const std::string& path) {
   return fs::path(path).stem().string();
 }
 
+// A vLLM (or servebench) latency / throughput result as a run of that kind.
+RunResult run_of_kind(json j, const std::string& path, const char* kind) {
+  RunResult run;
+  run.source = path;
+  run.format = j.contains("servebench") && j["servebench"].is_object() ? "servebench" : "vllm";
+  run.kind = kind;
+  run.test_name = test_name_of(j, path);
+  run.result = std::move(j);
+  return run;
+}
+
 // `vllm bench latency` / `servebench latency`: the iterations' latencies in seconds.
 RunResult latency_run(json j, const std::string& path) {
   if (!j["latencies"].is_array()) bad_input(path, "\"latencies\" is not an array");
@@ -123,13 +134,7 @@ RunResult latency_run(json j, const std::string& path) {
   for (const auto& [p, v] : j["percentiles"].items()) {
     if (!v.is_number()) bad_input(path, "\"percentiles." + p + "\" is not a number");
   }
-  RunResult run;
-  run.source = path;
-  run.format = j.contains("servebench") && j["servebench"].is_object() ? "servebench" : "vllm";
-  run.kind = "latency";
-  run.test_name = test_name_of(j, path);
-  run.result = std::move(j);
-  return run;
+  return run_of_kind(std::move(j), path, "latency");
 }
 
 // `vllm bench throughput` / `servebench throughput`.
@@ -140,13 +145,7 @@ RunResult throughput_run(json j, const std::string& path) {
       bad_input(path, std::string("\"") + key + "\" is not a number");
     }
   }
-  RunResult run;
-  run.source = path;
-  run.format = j.contains("servebench") && j["servebench"].is_object() ? "servebench" : "vllm";
-  run.kind = "throughput";
-  run.test_name = test_name_of(j, path);
-  run.result = std::move(j);
-  return run;
+  return run_of_kind(std::move(j), path, "throughput");
 }
 
 }  // namespace

@@ -151,6 +151,53 @@ TEST(Summarize, GaugesCountersWithResetsAndHistogramsInTheWindow) {
   EXPECT_DOUBLE_EQ(lat["p99"].get<double>(), 0.5);  // +Inf bucket: the highest finite bound
 }
 
+// The classic text format prometheus_client writes for vLLM (counters typed with their _total
+// name, a _created sample beside each counter and histogram, float label values for le).
+std::string vllm_style(double prompt_tokens, double ttft_fast, double ttft_all, double ttft_sum) {
+  const std::string labels = "engine=\"0\",model_name=\"meta-llama/Llama-3.1-8B-Instruct\"";
+  return "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n"
+         "# TYPE vllm:prompt_tokens_total counter\n"
+         "vllm:prompt_tokens_total{" +
+         labels + "} " + std::to_string(prompt_tokens) +
+         "\n"
+         "vllm:prompt_tokens_created{" +
+         labels +
+         "} 1.7639e+09\n"
+         "# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.\n"
+         "# TYPE vllm:time_to_first_token_seconds histogram\n"
+         "vllm:time_to_first_token_seconds_bucket{" +
+         labels + ",le=\"0.04\"} " + std::to_string(ttft_fast) +
+         "\n"
+         "vllm:time_to_first_token_seconds_bucket{" +
+         labels + ",le=\"+Inf\"} " + std::to_string(ttft_all) +
+         "\n"
+         "vllm:time_to_first_token_seconds_count{" +
+         labels + "} " + std::to_string(ttft_all) +
+         "\n"
+         "vllm:time_to_first_token_seconds_sum{" +
+         labels + "} " + std::to_string(ttft_sum) +
+         "\n"
+         "vllm:time_to_first_token_seconds_created{" +
+         labels + "} 1.7639e+09\n";
+}
+
+TEST(Summarize, VllmClassicFormatCountersAndHistograms) {
+  EndpointSeries e;
+  e.scrapes.push_back(scrape_at(0, vllm_style(100, 1, 1, 0.02)));
+  e.scrapes.push_back(scrape_at(1'000'000'000, vllm_style(4196, 9, 11, 0.52)));
+  const nlohmann::json m = summarize({e}, SummaryOptions{})["endpoints"][0]["metrics"];
+  ASSERT_EQ(m.size(), 2u) << m.dump();  // the _created samples are not metrics
+  const nlohmann::json& prompt = m["vllm:prompt_tokens_total"];
+  EXPECT_EQ(prompt["type"], "counter");
+  EXPECT_DOUBLE_EQ(prompt["series"][0]["increase"].get<double>(), 4096);
+  EXPECT_EQ(prompt["series"][0]["labels"]["model_name"], "meta-llama/Llama-3.1-8B-Instruct");
+  const nlohmann::json& ttft = m["vllm:time_to_first_token_seconds"]["series"][0];
+  EXPECT_DOUBLE_EQ(ttft["count"].get<double>(), 10);
+  EXPECT_DOUBLE_EQ(ttft["sum"].get<double>(), 0.5);
+  EXPECT_FALSE(ttft["labels"].contains("le"));
+  EXPECT_DOUBLE_EQ(ttft["p50"].get<double>(), 0.025);  // rank 5 of 8 in (0, 0.04]
+}
+
 TEST(Sampler, ScrapesTheSimulatorFromStartToStop) {
   sim::Options options;
   options.port = 0;

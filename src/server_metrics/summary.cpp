@@ -148,8 +148,8 @@ nlohmann::json histogram_stats(const Histogram& h) {
   const double sum = increase(h.sum);
   nlohmann::json j = {{"samples", h.count.values.size()}, {"count", count}, {"sum", sum}};
   j["mean"] = count > 0 ? nlohmann::json(sum / count) : nlohmann::json(nullptr);
-  for (double q : {0.5, 0.9, 0.99})
-    j["p" + metrics::percentile_word(q * 100)] = number(histogram_quantile(q, buckets));
+  for (double p : {50.0, 90.0, 99.0})
+    j["p" + metrics::percentile_word(p)] = number(histogram_quantile(p / 100, buckets));
   return j;
 }
 
