@@ -200,6 +200,13 @@ std::vector<double> sweep_rates(double synchronous, double throughput, int sweep
   return rates;
 }
 
+// GuideLLM's throughput benchmark runs at most its max_concurrency setting at once (512 by
+// default, guidellm/settings.py; seed 003's throughput row shows 512 incomplete requests).
+int throughput_concurrency(const RunConfig& c) {
+  constexpr int kGuidellmMaxConcurrency = 512;
+  return c.max_concurrency > 0 ? c.max_concurrency : kGuidellmMaxConcurrency;
+}
+
 void set_benchmark(RunConfig& point, LoadProfile strategy, double rate, int concurrency) {
   point.request_rate = rate;
   point.max_concurrency = concurrency;
@@ -327,7 +334,7 @@ std::optional<RunConfig> BenchmarkSequence::next(std::span<const report::RunResu
       break;
     case LoadProfile::kThroughput:
       if (i >= 1) return std::nullopt;
-      set_benchmark(point, LoadProfile::kThroughput, inf, base_.max_concurrency);
+      set_benchmark(point, LoadProfile::kThroughput, inf, throughput_concurrency(base_));
       break;
     case LoadProfile::kConcurrent:
       if (i >= L.rates.size()) return std::nullopt;
@@ -345,7 +352,7 @@ std::optional<RunConfig> BenchmarkSequence::next(std::span<const report::RunResu
         break;
       }
       if (i == 1) {
-        set_benchmark(point, LoadProfile::kThroughput, inf, base_.max_concurrency);
+        set_benchmark(point, LoadProfile::kThroughput, inf, throughput_concurrency(base_));
         break;
       }
       if (sweep_rates_.empty()) {

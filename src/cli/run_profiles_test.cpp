@@ -164,7 +164,7 @@ TEST(Sweep, SynchronousThenThroughputThenLinspacedConstantRates) {
   auto thr = seq.next(done);
   ASSERT_TRUE(thr);
   EXPECT_EQ(thr->limits.benchmark, "throughput");
-  EXPECT_EQ(thr->max_concurrency, 0);
+  EXPECT_EQ(thr->max_concurrency, 512);  // GuideLLM's default cap
   done.push_back(result_with_rate(9.0));
   // np.linspace(1, 9, 5)[1:] = 3, 5, 7, 9: the last constant rate is the throughput rate.
   std::vector<double> rates;
