@@ -193,7 +193,14 @@ Summary compute(std::span<const record::RequestRecord> records, double duration_
     }
     if (!usable(r)) {
       ++v.failed;
-      ++x.failures_by_reason[classify_failure(r)];
+      const std::string reason = classify_failure(r);
+      ++x.failures_by_reason[reason];
+      Unfinished& u = reason == "cancelled" || reason == "not_sent" ? x.incomplete : x.errored;
+      ++u.requests;
+      u.input_tokens += r.input_tokens();
+      // What arrived before it ended: usage when the server sent it, else the client's count.
+      u.output_tokens += r.server_completion_tokens >= 0 ? r.server_completion_tokens
+                                                         : std::max(0, r.client_output_tokens);
       continue;
     }
     ok.push_back(&r);

@@ -74,6 +74,27 @@ TEST(Compute, CountsTokensAndThroughputLikeVllm) {
   EXPECT_EQ(s.extras.failures_by_reason, (std::map<std::string, size_t>{{"http_503", 1}}));
 }
 
+TEST(Compute, UnfinishedRequestsSplitIntoIncompleteAndErroredWithTheirTokens) {
+  std::vector<RequestRecord> rs;
+  rs.push_back(ok(0, 0, {100, 120}, 2, 10));
+  // Cut off at the end of --duration after 3 tokens (usage per chunk): GuideLLM's incomplete.
+  RequestRecord cut = failed(1, 0, 200, "cancelled: still running when the run's duration ended");
+  cut.server_completion_tokens = 3;
+  rs.push_back(cut);
+  rs.push_back(failed(2, 0, 503, "Service Unavailable"));  // nothing received
+  // Reset after 2 tokens the client counted itself (no usage).
+  RequestRecord reset = failed(3, 0, 200, "connection reset by peer");
+  reset.client_output_tokens = 2;
+  rs.push_back(reset);
+  const Extras x = compute(rs, 1.0, {}).extras;
+  EXPECT_EQ(x.incomplete.requests, 1u);
+  EXPECT_EQ(x.incomplete.input_tokens, 7);
+  EXPECT_EQ(x.incomplete.output_tokens, 3);
+  EXPECT_EQ(x.errored.requests, 2u);
+  EXPECT_EQ(x.errored.input_tokens, 14);
+  EXPECT_EQ(x.errored.output_tokens, 2);  // the 503 adds none, not vLLM's fallback of 1
+}
+
 TEST(Compute, LatencyDistributionsExcludeFailuresAndOneTokenTpot) {
   auto rs = small_run();
   Summary s = compute(rs, 2.0, {});

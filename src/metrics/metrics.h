@@ -67,6 +67,13 @@ struct VllmMetrics {
   Distribution client_queue_time_ms, e2el_including_client_queue_ms;
 };
 
+// Requests that did not complete, with their prompt tokens and the output tokens they had
+// received (GuideLLM's Info table counts these for its "Inc" and "Err" columns).
+struct Unfinished {
+  size_t requests = 0;
+  int64_t input_tokens = 0, output_tokens = 0;
+};
+
 // servebench's own figures, under their own key.
 struct Extras {
   Distribution itl_per_token_ms;       // chunk gap / tokens in the chunk, per token
@@ -76,6 +83,8 @@ struct Extras {
   double requested_rate = 0;           // req/s asked for (inf allowed)
   double achieved_rate = 0;            // requests sent / (last send - t0), in req/s
   std::map<std::string, size_t> failures_by_reason;
+  Unfinished incomplete;  // cut off: failures of reason "cancelled" (GuideLLM's incomplete)
+  Unfinished errored;     // every other failure
   size_t itl_per_token_requests = 0;  // completed requests whose chunk_tokens were known
   size_t requests_sent = 0;           // non-warmup records with a send time
   size_t warmup_ignored = 0;          // warmup records skipped

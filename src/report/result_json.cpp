@@ -68,6 +68,12 @@ json string_or_null(const std::string& s) {
   return valid_utf8(s);
 }
 
+json unfinished_json(const metrics::Unfinished& u) {
+  return {{"requests", u.requests},
+          {"total_input_tokens", u.input_tokens},
+          {"total_output_tokens", u.output_tokens}};
+}
+
 json distribution_json(const metrics::Distribution& d) {
   json j = {{"count", d.count}, {"mean", d.mean}, {"median", d.median},
             {"std", d.std},     {"min", d.min},   {"max", d.max}};
@@ -212,6 +218,8 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
       {"itl_per_token_ms", distribution_json(x.itl_per_token_ms)},
       {"itl_per_token_requests", x.itl_per_token_requests},
       {"failures_by_reason", x.failures_by_reason},
+      {"incomplete", unfinished_json(x.incomplete)},
+      {"errored", unfinished_json(x.errored)},
   };
   if (info.client_health) {
     const ClientHealth& h = *info.client_health;

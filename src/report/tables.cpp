@@ -532,11 +532,20 @@ std::string guidellm_tables(std::span<const RunResult> all_runs) {
     if (!figure(run, "errored_requests") && failed && incomplete) errored = *failed - *incomplete;
     const auto input = figure(run, "total_input_tokens");
     const auto output = figure(run, "total_output_tokens");
-    // Tokens of incomplete and errored requests: only GuideLLM's reports keep them.
-    const auto inc_input = figure(run, "incomplete_total_input_tokens");
-    const auto inc_output = figure(run, "incomplete_total_output_tokens");
-    const auto err_input = figure(run, "errored_total_input_tokens");
-    const auto err_output = figure(run, "errored_total_output_tokens");
+    // Tokens of incomplete and errored requests: GuideLLM's reports and servebench's results
+    // keep them; vLLM's do not.
+    auto either = [&run](const char* guidellm_key, const char* servebench_key) {
+      const auto v = figure(run, guidellm_key);
+      return v ? v : figure(run, servebench_key);
+    };
+    const auto inc_input =
+        either("incomplete_total_input_tokens", "servebench.incomplete.total_input_tokens");
+    const auto inc_output =
+        either("incomplete_total_output_tokens", "servebench.incomplete.total_output_tokens");
+    const auto err_input =
+        either("errored_total_input_tokens", "servebench.errored.total_input_tokens");
+    const auto err_output =
+        either("errored_total_output_tokens", "servebench.errored.total_output_tokens");
     const auto [start, end] = start_end(run);
     info_rows.push_back(
         {guidellm_strategy(run), start, end, fixed(figure(run, "duration"), 1), fixed(completed, 0),
