@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "report/report.h"
+#include "server_metrics/server_metrics.h"
 
 namespace servebench::report {
 namespace {
@@ -147,49 +148,6 @@ std::string extras_console_block(const metrics::Summary& summary, const RunInfo&
 
 namespace {
 
-// The server metrics worth a line, by what they mean; the first name a server exposes is used
-// (vLLM's, SGLang's, TGI's, Dynamo's frontend, the simulator's own).
-struct KnownMetric {
-  const char* label;
-  std::vector<const char*> names;
-  double scale;  // e.g. 1000 for seconds shown as ms, 100 for a fraction shown as %
-};
-
-const std::vector<KnownMetric>& known_metrics() {
-  static const std::vector<KnownMetric> known = {
-      {"Running requests",
-       {"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size",
-        "dynamo_frontend_inflight_requests"},
-       1},
-      {"Waiting requests",
-       {"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size",
-        "dynamo_frontend_queued_requests"},
-       1},
-      {"KV cache usage (%)",
-       {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"},
-       100},
-      {"Preemptions", {"vllm:num_preemptions_total", "vllm:num_preemptions"}, 1},
-      {"Prompt tokens",
-       {"vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total"},
-       1},
-      {"Generation tokens",
-       {"vllm:generation_tokens_total", "vllm:generation_tokens", "sglang:generation_tokens_total"},
-       1},
-      {"Server TTFT (ms)",
-       {"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"},
-       1000},
-      {"Server ITL (ms)",
-       {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds",
-        "sglang:inter_token_latency_seconds"},
-       1000},
-      {"Server E2E latency (ms)",
-       {"vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"},
-       1000},
-      {"Sim emission lag max (ms)", {"servebench_sim:emission_lag_max_seconds"}, 1000},
-  };
-  return known;
-}
-
 // Whole numbers (token counts) without decimals, the rest with two.
 std::string scaled(const nlohmann::json& value, double scale) {
   if (!value.is_number()) return "n/a";
@@ -223,7 +181,7 @@ std::string server_metrics_console_block(const nlohmann::json& server_metrics) {
       out += fmt::format("{:<40} {}\n",
                          "First scrape error:", endpoint["first_error"].get<std::string>());
     const nlohmann::json& metrics = endpoint["metrics"];
-    for (const KnownMetric& known : known_metrics()) {
+    for (const server_metrics::KnownMetric& known : server_metrics::known_metrics()) {
       for (const char* name : known.names) {
         if (!metrics.contains(name)) continue;
         const nlohmann::json& family = metrics[name];

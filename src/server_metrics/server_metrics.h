@@ -93,6 +93,20 @@ class Sampler {
 // (kNetwork or kInput) otherwise. Decides whether `auto` finds metrics at the server.
 void probe(const SamplerTarget& target, const SamplerOptions& options);
 
+// The metrics that mean the same on every server, under the names each uses (vLLM's `vllm:`,
+// SGLang's `sglang:`, TGI's, Dynamo's frontend, the simulator's own): the console block's lines
+// and the summary's `headline`.
+struct KnownMetric {
+  const char* key;    // headline stem, e.g. "running_requests", "ttft_ms"
+  const char* label;  // console label, e.g. "Running requests"
+  std::vector<const char*> names;
+  double scale;  // e.g. 1000 for seconds shown as ms, 100 for a fraction shown as %
+  // Gauges with several series (data-parallel engines, several endpoints): true = they add up
+  // (requests), false = the largest counts (a usage fraction, a lag).
+  bool additive;
+};
+const std::vector<KnownMetric>& known_metrics();
+
 // Which scrapes a summary covers, and how its time series are timed.
 struct SummaryOptions {
   int64_t from_ns = INT64_MIN;  // scrapes from here to `to_ns` (inclusive)
@@ -103,7 +117,11 @@ struct SummaryOptions {
 };
 
 // The result JSON's `servebench.server_metrics`: per endpoint, per metric family, per series
-// (label set) the statistics above.
+// (label set) the statistics above; and `headline`, the known metrics over every series and
+// endpoint as flat keys for tables and `compare` ("kv_cache_usage_pct_max", "preemptions",
+// "ttft_ms_p99", …): gauges per scrape summed (or the largest, see KnownMetric) then `_mean` and
+// `_max` (several endpoints: their means and maxima added); counters' increases added, with
+// `_per_s`; histograms' bucket increases merged, then `_mean`, `_p50`, `_p99`.
 nlohmann::json summarize(const std::vector<EndpointSeries>& endpoints,
                          const SummaryOptions& options);
 

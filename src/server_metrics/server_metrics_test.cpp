@@ -198,6 +198,58 @@ TEST(Summarize, VllmClassicFormatCountersAndHistograms) {
   EXPECT_DOUBLE_EQ(ttft["p50"].get<double>(), 0.025);  // rank 5 of 8 in (0, 0.04]
 }
 
+// Two data-parallel engines: requests add up per scrape, KV usage takes the fuller engine,
+// counters add, histograms merge their buckets.
+std::string two_engines(double run0, double run1, double kv0, double kv1, double tokens,
+                        double fast, double all) {
+  auto line = [](const std::string& name, const char* engine, double v) {
+    return name + "{engine=\"" + engine + "\"} " + std::to_string(v) + "\n";
+  };
+  return "# TYPE vllm:num_requests_running gauge\n" + line("vllm:num_requests_running", "0", run0) +
+         line("vllm:num_requests_running", "1", run1) + "# TYPE vllm:kv_cache_usage_perc gauge\n" +
+         line("vllm:kv_cache_usage_perc", "0", kv0) + line("vllm:kv_cache_usage_perc", "1", kv1) +
+         "# TYPE vllm:generation_tokens counter\n" +
+         line("vllm:generation_tokens_total", "0", tokens) +
+         line("vllm:generation_tokens_total", "1", 2 * tokens) +
+         "# TYPE vllm:e2e_request_latency_seconds histogram\n" +
+         "vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"1.0\"} " +
+         std::to_string(fast) + "\n" +
+         "vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"+Inf\"} " +
+         std::to_string(all) + "\n" +
+         "vllm:e2e_request_latency_seconds_bucket{engine=\"1\",le=\"1.0\"} " +
+         std::to_string(fast) + "\n" +
+         "vllm:e2e_request_latency_seconds_bucket{engine=\"1\",le=\"+Inf\"} " +
+         std::to_string(all) + "\n" + line("vllm:e2e_request_latency_seconds_count", "0", all) +
+         line("vllm:e2e_request_latency_seconds_count", "1", all) +
+         line("vllm:e2e_request_latency_seconds_sum", "0", all * 0.5) +
+         line("vllm:e2e_request_latency_seconds_sum", "1", all * 0.5);
+}
+
+TEST(Summarize, HeadlineAddsEnginesAndEndpoints) {
+  constexpr int64_t kS = 1'000'000'000;
+  EndpointSeries a;
+  a.scrapes.push_back(scrape_at(0, two_engines(1, 3, 0.25, 0.5, 0, 0, 0)));
+  a.scrapes.push_back(scrape_at(2 * kS, two_engines(5, 7, 0.75, 0.5, 10, 3, 4)));
+  nlohmann::json h = summarize({a}, SummaryOptions{})["headline"];
+  EXPECT_DOUBLE_EQ(h["running_requests_mean"].get<double>(), (4 + 12) / 2.0);  // per-scrape sums
+  EXPECT_DOUBLE_EQ(h["running_requests_max"].get<double>(), 12);
+  EXPECT_DOUBLE_EQ(h["kv_cache_usage_pct_mean"].get<double>(), (50 + 75) / 2.0);  // fuller one
+  EXPECT_DOUBLE_EQ(h["kv_cache_usage_pct_max"].get<double>(), 75);
+  EXPECT_DOUBLE_EQ(h["generation_tokens"].get<double>(), 30);
+  EXPECT_DOUBLE_EQ(h["generation_tokens_per_s"].get<double>(), 15);
+  // 8 requests, 6 under 1 s: the median lies in (0, 1], at 4 / 6 of it.
+  EXPECT_DOUBLE_EQ(h["e2e_latency_ms_mean"].get<double>(), 500);
+  EXPECT_NEAR(h["e2e_latency_ms_p50"].get<double>(), 1000 * 4.0 / 6, 1e-9);
+  EXPECT_DOUBLE_EQ(h["e2e_latency_ms_p99"].get<double>(), 1000);  // in +Inf: the top bound
+  EXPECT_FALSE(h.contains("waiting_requests_mean"));              // not exposed
+
+  // A second endpoint (another server): its figures add to the first's.
+  h = summarize({a, a}, SummaryOptions{})["headline"];
+  EXPECT_DOUBLE_EQ(h["running_requests_max"].get<double>(), 24);
+  EXPECT_DOUBLE_EQ(h["kv_cache_usage_pct_max"].get<double>(), 75);
+  EXPECT_DOUBLE_EQ(h["generation_tokens"].get<double>(), 60);
+}
+
 TEST(Sampler, ScrapesTheSimulatorFromStartToStop) {
   sim::Options options;
   options.port = 0;

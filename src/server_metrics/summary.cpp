@@ -207,7 +207,146 @@ std::map<std::string, Family> collect(const EndpointSeries& endpoint, int64_t fr
   return families;
 }
 
+// One known metric over one endpoint's series, and then over every endpoint (headline()).
+struct HeadlineParts {
+  bool found = false;
+  MetricType type = MetricType::kUntyped;
+  double mean = 0, max = 0;          // gauges
+  double increase = 0, per_s = 0;    // counters
+  std::map<double, double> buckets;  // histograms: bucket increases by upper bound
+  double count = 0, sum = 0;
+};
+
+void add_endpoint(const KnownMetric& known, const std::map<std::string, Family>& families,
+                  HeadlineParts& total) {
+  for (const char* name : known.names) {
+    const auto it = families.find(name);
+    if (it == families.end()) continue;
+    const Family& f = it->second;
+    if (f.type == MetricType::kHistogram) {
+      for (const auto& [labels, h] : f.histograms) {
+        for (const auto& [bound, points] : h.buckets) total.buckets[bound] += increase(points);
+        total.count += increase(h.count);
+        total.sum += increase(h.sum);
+      }
+    } else if (f.type == MetricType::kCounter) {
+      double inc = 0, span = 0;
+      for (const auto& [labels, points] : f.series) {
+        inc += increase(points);
+        span = std::max(span, span_s(points));
+      }
+      total.increase += inc;
+      total.per_s += span > 0 ? inc / span : 0;
+    } else {
+      // Per scrape, the series summed (or the largest), then over the scrapes.
+      std::map<int64_t, double> per_scrape;
+      for (const auto& [labels, points] : f.series) {
+        for (size_t i = 0; i < points.values.size(); ++i) {
+          if (!std::isfinite(points.values[i])) continue;
+          auto [at, fresh] = per_scrape.emplace(points.t_ns[i], points.values[i]);
+          if (!fresh)
+            at->second = known.additive ? at->second + points.values[i]
+                                        : std::max(at->second, points.values[i]);
+        }
+      }
+      if (per_scrape.empty()) return;
+      double sum = 0, max = -std::numeric_limits<double>::infinity();
+      for (const auto& [t, v] : per_scrape) {
+        sum += v;
+        max = std::max(max, v);
+      }
+      const double mean = sum / static_cast<double>(per_scrape.size());
+      if (known.additive || !total.found) {
+        total.mean += mean;
+        total.max += max;
+      } else {
+        total.mean = std::max(total.mean, mean);
+        total.max = std::max(total.max, max);
+      }
+    }
+    total.found = true;
+    total.type = f.type;
+    return;  // the first name the server exposes
+  }
+}
+
+void put_headline(const KnownMetric& known, const HeadlineParts& h, nlohmann::json& out) {
+  const std::string key = known.key;
+  const double k = known.scale;
+  if (h.type == MetricType::kHistogram) {
+    std::vector<std::pair<double, double>> cumulative(h.buckets.begin(), h.buckets.end());
+    out[key + "_mean"] = h.count > 0 ? number(h.sum / h.count * k) : nlohmann::json(nullptr);
+    out[key + "_p50"] = number(histogram_quantile(0.5, cumulative) * k);
+    out[key + "_p99"] = number(histogram_quantile(0.99, cumulative) * k);
+  } else if (h.type == MetricType::kCounter) {
+    out[key] = h.increase * k;
+    out[key + "_per_s"] = h.per_s * k;
+  } else {
+    out[key + "_mean"] = h.mean * k;
+    out[key + "_max"] = h.max * k;
+  }
+}
+
 }  // namespace
+
+const std::vector<KnownMetric>& known_metrics() {
+  static const std::vector<KnownMetric> known = {
+      {"running_requests",
+       "Running requests",
+       {"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size",
+        "dynamo_frontend_inflight_requests"},
+       1,
+       true},
+      {"waiting_requests",
+       "Waiting requests",
+       {"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size",
+        "dynamo_frontend_queued_requests"},
+       1,
+       true},
+      {"kv_cache_usage_pct",
+       "KV cache usage (%)",
+       {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"},
+       100,
+       false},
+      {"preemptions",
+       "Preemptions",
+       {"vllm:num_preemptions_total", "vllm:num_preemptions"},
+       1,
+       true},
+      {"prompt_tokens",
+       "Prompt tokens",
+       {"vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total"},
+       1,
+       true},
+      {"generation_tokens",
+       "Generation tokens",
+       {"vllm:generation_tokens_total", "vllm:generation_tokens", "sglang:generation_tokens_total"},
+       1,
+       true},
+      {"ttft_ms",
+       "Server TTFT (ms)",
+       {"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"},
+       1000,
+       true},
+      {"itl_ms",
+       "Server ITL (ms)",
+       {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds",
+        "sglang:inter_token_latency_seconds"},
+       1000,
+       true},
+      {"e2e_latency_ms",
+       "Server E2E latency (ms)",
+       {"vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"},
+       1000,
+       true},
+      {"sim_emission_lag_max_ms",
+       "Sim emission lag max (ms)",
+       {"servebench_sim:emission_lag_max_seconds"},
+       1000,
+       false},
+  };
+  return known;
+}
 
 double histogram_quantile(double q, const std::vector<std::pair<double, double>>& buckets) {
   if (buckets.empty() || !std::isinf(buckets.back().first)) return std::nan("");
@@ -232,7 +371,10 @@ nlohmann::json summarize(const std::vector<EndpointSeries>& endpoints,
                          const SummaryOptions& options) {
   const int64_t from_ns = options.from_ns, to_ns = options.to_ns;
   const bool with_timeseries = options.with_timeseries;
-  nlohmann::json out = {{"interval_s", options.interval_s}, {"endpoints", nlohmann::json::array()}};
+  nlohmann::json out = {{"interval_s", options.interval_s},
+                        {"headline", nlohmann::json::object()},
+                        {"endpoints", nlohmann::json::array()}};
+  std::vector<HeadlineParts> headline(known_metrics().size());
   for (const EndpointSeries& endpoint : endpoints) {
     size_t in_window = 0;
     for (const Scrape& s : endpoint.scrapes) in_window += s.t_ns >= from_ns && s.t_ns <= to_ns;
@@ -243,7 +385,10 @@ nlohmann::json summarize(const std::vector<EndpointSeries>& endpoints,
         {"first_error", endpoint.first_error.empty() ? nlohmann::json(nullptr)
                                                      : nlohmann::json(endpoint.first_error)},
         {"metrics", nlohmann::json::object()}};
-    for (const auto& [name, family] : collect(endpoint, from_ns, to_ns)) {
+    const std::map<std::string, Family> families = collect(endpoint, from_ns, to_ns);
+    for (size_t k = 0; k < headline.size(); ++k)
+      add_endpoint(known_metrics()[k], families, headline[k]);
+    for (const auto& [name, family] : families) {
       nlohmann::json series = nlohmann::json::array();
       for (const auto& [labels, points] : family.series) {
         nlohmann::json j =
@@ -269,6 +414,9 @@ nlohmann::json summarize(const std::vector<EndpointSeries>& endpoints,
       e["metrics"][name] = {{"type", type_name(family.type)}, {"series", std::move(series)}};
     }
     out["endpoints"].push_back(std::move(e));
+  }
+  for (size_t k = 0; k < headline.size(); ++k) {
+    if (headline[k].found) put_headline(known_metrics()[k], headline[k], out["headline"]);
   }
   return out;
 }

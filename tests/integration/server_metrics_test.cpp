@@ -72,6 +72,14 @@ TEST(RunServerMetrics, CountersOverTheRunMatchTheClientsTotals) {
   EXPECT_GT(ttft["series"][0]["p50"].get<double>(), 0.001);
   EXPECT_LE(ttft["series"][0]["p50"].get<double>(), 0.01);
   EXPECT_EQ(family(r, "vllm:num_requests_running")["type"], "gauge");
+  // The flat headline says the same, and `compare` reads it by its dotted key.
+  const json& headline = r["servebench"]["server_metrics"]["headline"];
+  EXPECT_EQ(headline["generation_tokens"], r["total_output_tokens"].get<double>());
+  EXPECT_GE(headline["running_requests_max"].get<double>(), 0.0);
+  Outcome compared = run({"compare", dir.path(), dir.path(), "--format", "csv", "--metrics",
+                          "servebench.server_metrics.headline.generation_tokens"});
+  ASSERT_EQ(compared.exit_code, 0) << compared.err;
+  EXPECT_NE(compared.out.find("640"), std::string::npos) << compared.out;
   EXPECT_FALSE(family(r, "vllm:num_requests_running")["series"][0].contains("timeseries"));
 }
 
