@@ -503,7 +503,11 @@ nlohmann::json report_and_save(const RunConfig& c, const Target& target, const s
       metrics::compute(measured, trimmed.trimmed ? trimmed.duration_s : m.stats.duration_s, mo);
   mark_excluded_records(paths.records, m.records, trimmed.split);
   std::fputs(load_console_lines(c, trimmed, m.stop).c_str(), stdout);
-  if (summary.vllm.completed == 0) {
+  if (measured.empty() && !m.records.empty()) {
+    std::fprintf(stderr,
+                 "servebench: warning: the warmup/cooldown windows left no request to measure; "
+                 "narrow them or send more requests\n");
+  } else if (summary.vllm.completed == 0) {
     std::fprintf(stderr,
                  "servebench: warning: every request failed; check the benchmark arguments\n");
   }

@@ -124,6 +124,18 @@ TEST(RunWindows, WarmupAndCooldownAreSentRecordedMarkedButNotMeasured) {
   EXPECT_EQ(marks, (std::map<std::string, int>{{"", 15}, {"cooldown", 2}, {"warmup", 3}}));
 }
 
+TEST(RunWindows, WindowsThatLeaveNothingSayThatRatherThanEveryRequestFailed) {
+  TempDir dir;
+  Outcome o = run(with(base_run(dir.path()), {"--num-prompts", "3", "--warmup-number", "3"}));
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.err.find("servebench: warning: the warmup/cooldown windows left no request to "
+                       "measure; narrow them or send more requests"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.err.find("every request failed"), std::string::npos) << o.err;
+  EXPECT_EQ(console_value(o.out, "Failed requests:"), 0);
+}
+
 TEST(RunStopRule, MaxErrorsTripsOnSimulatorFaultsAndSavesWhatCompleted) {
   TempDir dir;
   Outcome o = run(with(base_run(dir.path()),
