@@ -141,20 +141,6 @@ void reject_extras(const std::vector<std::string>& extras) {
   usage("run", "unexpected argument '" + first + "'");
 }
 
-// "1,4,16,inf" → its items; an empty item is an error naming the flag.
-std::vector<std::string> split_list(const std::string& flag, const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (item.empty()) usage(flag, "empty value in the list '" + text + "'");
-    items.push_back(item);
-    if (comma == std::string::npos) return items;
-    start = comma + 1;
-  }
-}
-
 double positive_or_inf(const std::string& flag, const std::string& text) {
   double v = parse_double(flag, text);
   if (!(v > 0)) usage(flag, "must be a positive number or inf, got " + text);
@@ -432,12 +418,12 @@ void check_dataset(const RawFlags& f, const Given& given, run::RunConfig& c) {
   }
   // A comma-separated list runs one benchmark per value (vLLM's suite: qps_list,
   // max_concurrency_list; seeds 000 and 004).
-  for (const std::string& item : split_list("--request-rate", f.request_rate))
+  for (const std::string& item : run::split_list("--request-rate", f.request_rate))
     c.request_rates.push_back(positive_or_inf("--request-rate", item));
   c.request_rate = c.request_rates.front();
   c.burstiness = positive_or_inf("--burstiness", f.burstiness);
   if (given("--max-concurrency")) {
-    for (const std::string& item : split_list("--max-concurrency", f.max_concurrency))
+    for (const std::string& item : run::split_list("--max-concurrency", f.max_concurrency))
       c.max_concurrencies.push_back(
           static_cast<int>(parse_int("--max-concurrency", item, 1, 10'000'000)));
     c.max_concurrency = c.max_concurrencies.front();

@@ -357,7 +357,8 @@ struct MainRun {
 
 MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::BodyOptions& body,
                  const std::vector<client::PlannedRequest>& plan, const client::RunOptions& options,
-                 const tokenizer::Tokenizer& tok, RecordsFile& records_file) {
+                 const tokenizer::Tokenizer& tok, RecordsFile& records_file,
+                 const std::optional<server_metrics::SamplerOptions>& scrape) {
   std::printf("Starting main benchmark run...\n");
   if (c.stage_index >= 0) {
     std::fputs(stage_traffic_lines(c).c_str(), stdout);
@@ -384,7 +385,7 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   MainRun m;
   m.records.reserve(plan.size());
   StopRules stop_rules(c.limits, &g_stop);
-  ServerMetricsRecorder server_metrics(server_metrics_options(c, ep));
+  ServerMetricsRecorder server_metrics(scrape);
   server_metrics.start();
   ProgressBar bar(plan.size(), !c.disable_tqdm && !g_stop.load());
   m.stats = client::run(ep, body, plan, options, tok, [&](record::RequestRecord&& r) {
@@ -601,6 +602,9 @@ int execute_run(RunConfig c) {
         "greedy decoding.\n");
   }
   initial_test_run(c, target.endpoint);
+  // Which /metrics pages each run scrapes, looked for once (run_server_metrics.h).
+  const std::optional<server_metrics::SamplerOptions> scrape =
+      server_metrics_options(c, target.endpoint);
 
   client::BodyOptions body;
   body.ignore_eos = c.ignore_eos;
@@ -632,7 +636,8 @@ int execute_run(RunConfig c) {
     }
     // The result's "date" is when this benchmark started (a sweep's files share `date`).
     const std::string started = core::wall_timestamp_compact();
-    MainRun main_run = run_main(point, target.endpoint, body, plan, options, *tok, records_file);
+    MainRun main_run =
+        run_main(point, target.endpoint, body, plan, options, *tok, records_file, scrape);
     if (point.coordination) point.coordination->before_report(point.base_url);
     nlohmann::json result = report_and_save(point, target, started, paths, main_run);
     if (point.coordination) point.coordination->after_report(result);

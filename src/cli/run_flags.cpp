@@ -101,6 +101,14 @@ double parse_double(const std::string& flag, const std::string& text) {
   return value;
 }
 
+std::vector<std::string> split_list(const std::string& flag, const std::string& text) {
+  std::vector<std::string> items = split(text, ',');
+  for (const std::string& item : items) {
+    if (item.empty()) usage(flag, "empty value in the list '" + text + "'");
+  }
+  return items;
+}
+
 std::vector<std::pair<std::string, std::string>> parse_pairs(const std::string& flag,
                                                              const std::vector<std::string>& items,
                                                              char sep) {

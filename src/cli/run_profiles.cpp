@@ -10,7 +10,6 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -24,17 +23,6 @@ namespace {
 
 [[noreturn]] void usage(const std::string& flag, const std::string& message) {
   throw core::Error(core::ErrorKind::kUsage, flag, message);
-}
-
-std::vector<std::string> split_commas(const std::string& flag, const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (item.empty()) usage(flag, "empty value in the list '" + text + "'");
-    items.push_back(item);
-  }
-  if (items.empty() || text.back() == ',') usage(flag, "empty value in the list '" + text + "'");
-  return items;
 }
 
 double positive_finite(const std::string& flag, const std::string& text) {
@@ -95,7 +83,7 @@ void check_profile(const LoadFlags& f, const std::function<bool(const char*)>& g
   if (c.max_concurrencies.size() > 1)
     usage("--max-concurrency", "takes one value with --profile (GuideLLM's max concurrency)");
   if (given("--rate")) {
-    for (const std::string& item : split_commas("--rate", f.rate))
+    for (const std::string& item : split_list("--rate", f.rate))
       L.rates.push_back(positive_finite("--rate", item));
   }
   const bool concurrency_given = given("--max-concurrency");

@@ -47,18 +47,13 @@ std::optional<server_metrics::SamplerOptions> server_metrics_options(
     }
     return options;
   }
-  size_t start = 0;
-  while (start <= c.server_metrics.size()) {
-    size_t comma = c.server_metrics.find(',', start);
-    if (comma == std::string::npos) comma = c.server_metrics.size();
-    const std::string url = c.server_metrics.substr(start, comma - start);
+  for (const std::string& url : split_list("--server-metrics", c.server_metrics)) {
     if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
       throw core::Error(
           core::ErrorKind::kUsage, "--server-metrics",
           "expected auto, off or http(s):// URLs, got '" + url_for_messages(url) + "'");
     }
     options.targets.push_back(target_for(url));
-    start = comma + 1;
   }
   for (const auto& target : options.targets) {
     try {

@@ -35,6 +35,8 @@ double parse_double(const std::string& flag, const std::string& text);
 std::vector<std::pair<std::string, std::string>> parse_pairs(const std::string& flag,
                                                              const std::vector<std::string>& items,
                                                              char sep);
+// "1,4,16,inf" → its items; an empty item is an error naming `flag`.
+std::vector<std::string> split_list(const std::string& flag, const std::string& text);
 // --percentile-metrics "ttft,tpot,itl,e2el" → names, each one vLLM allows.
 // (--goodput and --metric-percentiles are parsed by metrics::parse_goodput/parse_percentiles.)
 std::vector<std::string> parse_percentile_metrics(const std::string& text);

@@ -141,6 +141,12 @@ std::vector<Prompt> conversation_turns(od::parser& parser, const Row& row,
   return turns;
 }
 
+// What the usable-row count in a too-few-rows notice is of.
+std::string length_filters(size_t multi_turn_rows) {
+  return "vLLM's length filters (prompt 4..1024 tokens, output >= 4, together <= 2048; " +
+         std::to_string(multi_turn_rows) + " rows have >= 2 turns)";
+}
+
 // sharegpt_prompts for --multi-turn: conversations picked (shuffle, oversampling) as rows are
 // for single prompts, then flattened turn by turn.
 std::vector<Prompt> sharegpt_conversations(size_t count, const ShareGptOptions& options,
@@ -161,10 +167,7 @@ std::vector<Prompt> sharegpt_conversations(size_t count, const ShareGptOptions& 
     conversations.push_back(std::move(turns));
   }
   fill_to_count(firsts, count, options.file,
-                "conversations whose first turn passes vLLM's length filters (prompt 4..1024 "
-                "tokens, output >= 4, together <= 2048; " +
-                    std::to_string(multi_turn) + " rows have >= 2 turns)",
-                report);
+                "conversations whose first turn passes " + length_filters(multi_turn), report);
   std::vector<Prompt> prompts;
   for (size_t c = 0; c < firsts.size(); ++c) {
     for (const Prompt& turn : conversations[static_cast<size_t>(firsts[c].conversation)]) {
@@ -215,10 +218,7 @@ std::vector<Prompt> sharegpt_prompts(size_t count, const ShareGptOptions& option
     prompts.push_back(std::move(p));
   }
   fill_to_count(prompts, count, options.file,
-                "conversations of >= 2 turns that pass vLLM's length filters (prompt 4..1024 "
-                "tokens, output >= 4, together <= 2048; " +
-                    std::to_string(multi_turn) + " rows have >= 2 turns)",
-                local);
+                "conversations of >= 2 turns that pass " + length_filters(multi_turn), local);
   if (report) *report = std::move(local);
   return prompts;
 }
