@@ -58,11 +58,13 @@ def run_argv(paths, port, outdir, tag, num_prompts, output_len, engine, concurre
             "--temperature", "0", "--disable-tqdm", "--seed", "1",
             "--save-result", "--result-dir", outdir, "--result-filename", tag + ".result.json",
             "--records", os.path.join(outdir, tag + ".records.jsonl"),
-            "--request-id-prefix", tag + "-", "--http-engine", engine,
+            "--request-id-prefix", tag + "-", "--http-engine", engine.split("+")[0],
             # The floor server answers every path with a stream: no /metrics to look for.
             "--server-metrics", "off"]
     if concurrency:
         argv += ["--max-concurrency", str(concurrency)]
+    if engine.endswith("+read"):  # chunk times taken when read, not the kernel's receive stamps
+        argv += ["--arrival-clock", "read"]
     return argv
 
 

@@ -71,6 +71,7 @@ struct RawFlags {
   std::string ready_check_timeout_sec = "0", extra_body;
   // servebench
   std::string records, io_threads = "1", drain_timeout_sec = "10", http_engine = "auto";
+  std::string arrival_clock = "kernel";
   std::string server_metrics = "auto", server_metrics_interval = "0.333";
   std::string sim_ttft_ms = "50", sim_itl_ms = "10", sim_ttft_jitter_ms = "0",
               sim_itl_jitter_ms = "0", sim_mode = "fixed", sim_engine_profile, sim_threads = "1",
@@ -481,6 +482,9 @@ void check_reporting(const RawFlags& f, const Given& given, run::RunConfig& c) {
   } else {
     usage("--http-engine", "unknown engine '" + f.http_engine + "'; use auto, http1 or curl");
   }
+  if (f.arrival_clock != "kernel" && f.arrival_clock != "read")
+    usage("--arrival-clock", "unknown clock '" + f.arrival_clock + "'; use kernel or read");
+  c.kernel_arrival_times = f.arrival_clock == "kernel";
   c.drain_timeout_s = non_negative("--drain-timeout-sec", f.drain_timeout_sec);
   c.server_metrics = f.server_metrics;  // URLs are checked by probing them, before the run
   c.server_metrics_interval_s =
@@ -734,6 +738,10 @@ Action add_run_command(CLI::App& app, bool check_only) {
   opt("--http-engine", f->http_engine,
       "auto (http1 for http:// URLs, curl otherwise), http1 (servebench's own, http:// only) or "
       "curl (libcurl: TLS, HTTP/2)",
+      extra);
+  opt("--arrival-clock", f->arrival_clock,
+      "chunk times: kernel (when the bytes reached this machine, SO_TIMESTAMPNS; http1 only) or "
+      "read (when the client read them, as vLLM's client does)",
       extra);
   opt("--drain-timeout-sec", f->drain_timeout_sec,
       "after Ctrl-C, wait this long for requests in flight", extra);

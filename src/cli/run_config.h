@@ -86,6 +86,7 @@ struct RunConfig {
   double ready_check_timeout_s = 0;
   int io_threads = 1;
   client::HttpEngine http_engine = client::HttpEngine::kAuto;
+  bool kernel_arrival_times = true;  // --arrival-clock kernel|read
   double drain_timeout_s = 10;
   std::string server_metrics = "auto";  // --server-metrics: auto, off, or URLs (comma-separated)
   double server_metrics_interval_s = 0.333;

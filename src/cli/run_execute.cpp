@@ -484,6 +484,13 @@ report::RunInfo run_info(const RunConfig& c, const Target& target, const std::st
   health.connections_opened = stats.connections_opened;
   health.t0_mono_ns = stats.t0_mono_ns;
   health.transport = stats.transport;
+  health.arrival_clock = stats.arrival_clock;
+  health.kernel_stamped_reads = stats.kernel_stamped_reads;
+  health.reads_stamped_at_read = stats.reads_stamped_at_read;
+  health.read_delay_p50_ns = stats.read_delay_p50_ns;
+  health.read_delay_p99_ns = stats.read_delay_p99_ns;
+  health.read_delay_p999_ns = stats.read_delay_p999_ns;
+  health.read_delay_max_ns = stats.read_delay_max_ns;
   info.client_health = health;
   return info;
 }
@@ -625,6 +632,7 @@ int execute_run(RunConfig c) {
     options.max_active_conversations = point.max_active_conversations;
     options.io_threads = point.io_threads;
     options.http_engine = point.http_engine;
+    options.kernel_arrival_times = point.kernel_arrival_times;
     options.stop = &g_stop;
     options.drain_timeout_s = point.drain_timeout_s;
     options.max_duration_s = point.limits.duration_s;

@@ -134,20 +134,23 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
     });
   }
 
-  // Deliver records as they finish, counting output tokens, on a thread of the lowest priority:
-  // on a shared core the sink's work (JSON lines, file writes) then waits for the event loops
-  // instead of delaying their sends and reads by a scheduler slice (docs/performance.md).
+  // Deliver records as they finish, counting output tokens, on a thread that runs only when the
+  // core is otherwise idle: on a shared core the sink's work (JSON lines, file writes) then waits
+  // for the event loops instead of delaying their sends and reads (docs/performance.md).
   std::exception_ptr sink_failure;
   int64_t last_done_ns = 0;
+  constexpr auto kDeliveryPoll = std::chrono::milliseconds(5);
   std::thread deliverer([&] {
-    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);  // lowering needs no rights
+    core::run_this_thread_when_idle();
     double system_base = 0;
     double user_base = thread_cpu_seconds(&system_base);
     std::vector<record::RequestRecord> batch;
     for (bool all_finished = false; !all_finished;) {
       {
         std::unique_lock lock(shared.mutex);
-        shared.ready.wait(lock, [&] {
+        // The loops wake this thread for batches of records (event_loop.cpp); a few left
+        // behind are taken at the next look.
+        shared.ready.wait_for(lock, kDeliveryPoll, [&] {
           return !shared.finished.empty() ||
                  shared.loops_finished == static_cast<int>(loops.size());
         });
@@ -185,13 +188,27 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
   stats.duration_s = static_cast<double>(last_done_ns) * 1e-9;
   stats.cpu_user_s = cpu.user_s;
   stats.cpu_system_s = cpu.system_s;
+  detail::DelayHistogram read_delay;
   for (auto& loop : loops) {
     const detail::LoopStats& s = loop->stats();
+    read_delay.merge(s.read_delay);
+    stats.reads_stamped_at_read += s.reads_stamped_at_read;
     stats.max_loop_lag_ns = std::max(stats.max_loop_lag_ns, s.max_loop_lag_ns);
     stats.bytes_received += s.bytes_received;
     stats.sse_events += s.sse_events;
     stats.connections_opened += s.connections_opened;
   }
+  stats.kernel_stamped_reads = read_delay.count();
+  stats.arrival_clock = stats.reads_stamped_at_read == 0  ? "kernel"
+                        : stats.kernel_stamped_reads == 0 ? "read"
+                                                          : "mixed";
+  if (stats.kernel_stamped_reads == 0 && stats.reads_stamped_at_read == 0)
+    stats.arrival_clock =
+        options.kernel_arrival_times && stats.transport == "http1" ? "kernel" : "read";
+  stats.read_delay_p50_ns = read_delay.quantile_ns(0.50);
+  stats.read_delay_p99_ns = read_delay.quantile_ns(0.99);
+  stats.read_delay_p999_ns = read_delay.quantile_ns(0.999);
+  stats.read_delay_max_ns = read_delay.max_ns();
   return stats;
 }
 

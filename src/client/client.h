@@ -74,6 +74,10 @@ struct RunOptions {
   // (keeping its intended time) while this many are active. 0 = unlimited.
   int max_active_conversations = 0;
   HttpEngine http_engine = HttpEngine::kAuto;
+  // Time each chunk by when the kernel received it (SO_TIMESTAMPNS) rather than when the client
+  // read it, so the client's own queueing never shows in TTFT or ITL. The HTTP/1.1 transport
+  // can; libcurl's reads are always timed when read.
+  bool kernel_arrival_times = true;
   int io_threads = 1;
   // Set to true (e.g. by SIGINT) to stop sending; in-flight requests get `drain_timeout_s`.
   std::atomic<bool>* stop = nullptr;
@@ -98,6 +102,14 @@ struct ClientStats {
   uint64_t sse_events = 0;
   uint64_t connections_opened = 0;
   std::string transport;  // "http1" or "curl"
+  // Where chunk arrival times come from: "kernel" (every read carried the kernel's receive
+  // stamp), "read" (the client's clock when it read the bytes), or "mixed".
+  std::string arrival_clock;
+  uint64_t kernel_stamped_reads = 0, reads_stamped_at_read = 0;
+  // Over kernel-stamped reads: how long bytes waited between arrival and the client's read
+  // (quantiles within 6.25%). Large values mean the client was busy, not the server slow.
+  int64_t read_delay_p50_ns = 0, read_delay_p99_ns = 0, read_delay_p999_ns = 0;
+  int64_t read_delay_max_ns = 0;
 };
 
 using RecordSink = std::function<void(record::RequestRecord&&)>;

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -127,6 +128,7 @@ struct RunResult {
   bool sink_on_one_thread = true;      // every call from the same thread
   bool sink_on_caller_thread = false;  // some call from the thread that called run()
   int sink_calls_at_once = 0;          // most calls in progress together
+  int sink_policy = -1;                // the delivering thread's scheduling policy
 
   // The record of plan index `index` (fails the test when there is not exactly one).
   const RequestRecord& of(uint64_t index) const {
@@ -170,6 +172,7 @@ RunResult run_plan(const Endpoint& endpoint, const BodyOptions& body,
     result.sink_calls_at_once = std::max(result.sink_calls_at_once, at_once);
     if (std::this_thread::get_id() == caller) result.sink_on_caller_thread = true;
     if (!sink_thread) sink_thread = std::this_thread::get_id();
+    result.sink_policy = sched_getscheduler(0);
     if (*sink_thread != std::this_thread::get_id()) result.sink_on_one_thread = false;
     --in_sink;
     if (on_record) on_record(r);
@@ -215,6 +218,8 @@ TEST_P(ClientRun, NormalStreamsGiveSuccessRecords) {
   EXPECT_TRUE(result.sink_on_one_thread);
   EXPECT_FALSE(result.sink_on_caller_thread);
   EXPECT_EQ(result.sink_calls_at_once, 1);
+  // It runs only when the core is otherwise idle, so it never delays the loop's sends and reads.
+  EXPECT_EQ(result.sink_policy, SCHED_IDLE);
   for (const RequestRecord& r : result.records) {
     SCOPED_TRACE("index " + std::to_string(r.index));
     EXPECT_TRUE(r.success);
@@ -919,6 +924,38 @@ TEST_P(ClientRun, ApiKeyIsSentButNeverRecorded) {
   for (const Request& request : server.requests()) {
     EXPECT_EQ(request.header("authorization"), std::string("Bearer ") + kApiKey);
     EXPECT_EQ(request.header("x-custom"), "yes");
+  }
+}
+
+TEST_P(ClientRun, StatsSayWhereChunkTimesCameFrom) {
+  ScriptServer server([](const Request& request) {
+    return testing::sse_reply(completion_events(request, 3), /*delay_ms=*/2);
+  });
+  for (bool kernel : {true, false}) {
+    SCOPED_TRACE(kernel ? "kernel asked" : "read asked");
+    RunOptions options;
+    options.kernel_arrival_times = kernel;
+    RunResult result = run_plan(endpoint_for(server), body_options(), make_plan(4, 3), options);
+    expect_one_record_each(result, 4);
+    const ClientStats& stats = result.stats;
+    if (kernel && current_engine == HttpEngine::kHttp1) {
+      EXPECT_EQ(stats.arrival_clock, "kernel");
+      EXPECT_GE(stats.kernel_stamped_reads, 4u);
+      EXPECT_EQ(stats.reads_stamped_at_read, 0u);
+      EXPECT_GE(stats.read_delay_max_ns, stats.read_delay_p99_ns);
+      EXPECT_GE(stats.read_delay_p99_ns, stats.read_delay_p50_ns);
+    } else {  // libcurl reads for itself; or the user asked for read times
+      EXPECT_EQ(stats.arrival_clock, "read");
+      EXPECT_EQ(stats.kernel_stamped_reads, 0u);
+      EXPECT_GE(stats.reads_stamped_at_read, 4u);
+      EXPECT_EQ(stats.read_delay_max_ns, 0);
+    }
+    for (const RequestRecord& r : result.records) {
+      EXPECT_TRUE(r.success) << r.error;
+      EXPECT_GE(r.first_byte_ns, r.sent_ns);
+      EXPECT_TRUE(std::is_sorted(r.chunk_ns.begin(), r.chunk_ns.end()));
+      EXPECT_GE(r.done_ns, r.last_token_ns);
+    }
   }
 }
 

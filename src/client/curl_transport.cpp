@@ -176,6 +176,7 @@ class CurlTransport final : public Transport {
     size_t length = size * count;
     const TransportContext& context = *exchange->context;
     context.stats->bytes_received += length;
+    ++context.stats->reads_stamped_at_read;  // libcurl does the reads: no kernel stamp
     if (!exchange->body_started) {
       long status = 0;
       curl_easy_getinfo(exchange->easy, CURLINFO_RESPONSE_CODE, &status);

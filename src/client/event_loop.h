@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/arrival_clock.h"
 #include "client/client.h"
 #include "nlohmann/json.hpp"
 
@@ -52,6 +53,9 @@ struct LoopStats {
   uint64_t bytes_received = 0;
   uint64_t sse_events = 0;
   uint64_t connections_opened = 0;
+  // Kernel-stamped reads: how long the bytes waited in the socket for the client to read them.
+  DelayHistogram read_delay;
+  uint64_t reads_stamped_at_read = 0;  // reads timed by the client's clock instead
 };
 
 class EventLoop {

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <deque>
 
+#include "client/arrival_clock.h"
 #include "client/event_loop.h"
 #include "client/http1_response.h"
 #include "client/sse_stream.h"
@@ -99,6 +100,8 @@ struct Connection {
   size_t sent = 0;   // bytes of head + body written
   bool send_done = false;
   bool response_started = false;
+  bool kernel_stamps = false;   // the kernel stamps what arrives (SO_TIMESTAMPNS)
+  int64_t last_arrival_ns = 0;  // arrivals on one connection never go back in time
   Http1Response response;
 };
 
@@ -313,6 +316,8 @@ class Http1Transport final : public Transport {
       }
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      connection->kernel_stamps = context_.kernel_timestamps && enable_kernel_timestamps(fd);
+      connection->last_arrival_ns = 0;
       int result =
           ::connect(fd, reinterpret_cast<const sockaddr*>(&address.storage), address.length);
       if (result != 0 && errno != EINPROGRESS) {
@@ -443,7 +448,9 @@ class Http1Transport final : public Transport {
   }
 
   void receive(Connection* connection) {
-    ssize_t got = ::recv(connection->fd, read_buffer_.data(), read_buffer_.size(), 0);
+    const StampedRead read = receive_stamped(connection->fd, read_buffer_.data(),
+                                             read_buffer_.size(), connection->kernel_stamps);
+    const ssize_t got = read.bytes;
     if (got < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
       lost(connection, std::string("transport: receive failed: ") + std::strerror(errno));
@@ -463,7 +470,13 @@ class Http1Transport final : public Transport {
     }
     context_.stats->bytes_received += static_cast<uint64_t>(got);
     connection->response_started = true;
-    ExchangeSink sink(connection->exchange, core::mono_ns() - context_.t0_ns);
+    connection->last_arrival_ns = std::max(connection->last_arrival_ns, read.arrival_ns);
+    if (read.kernel_stamp) {
+      context_.stats->read_delay.add(read.read_ns - connection->last_arrival_ns);
+    } else {
+      ++context_.stats->reads_stamped_at_read;
+    }
+    ExchangeSink sink(connection->exchange, connection->last_arrival_ns - context_.t0_ns);
     size_t consumed = 0;
     auto size = static_cast<size_t>(got);
     switch (connection->response.feed(read_buffer_.data(), size, sink, &consumed)) {

@@ -70,6 +70,8 @@ struct TransportContext {
   // --max-concurrency (else by the plan size and the open-files limit).
   long max_connections = 1;
   bool connections_capped = false;
+  // Stamp arrivals with the kernel's receive time where the transport can (RunOptions).
+  bool kernel_timestamps = false;
   // The exchange ended: cleanly when `transport_error` is empty (its status says how), else with
   // a "transport: …" message. Called only from on_ready, on_time and collect.
   std::function<void(Exchange&, std::string transport_error)> finished;

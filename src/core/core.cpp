@@ -1,4 +1,6 @@
+#include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <ctime>
 #include <regex>
@@ -18,6 +20,12 @@ uint64_t raise_open_files_limit() {
     if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
   }
   return static_cast<uint64_t>(limit.rlim_cur);
+}
+
+void run_this_thread_when_idle() {
+  sched_param param{};
+  if (sched_setscheduler(0, SCHED_IDLE, &param) == 0) return;  // 0 = this thread (Linux)
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);  // lowering needs no rights
 }
 
 std::string wall_timestamp_compact() {

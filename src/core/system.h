@@ -11,4 +11,10 @@ namespace servebench::core {
 // afterwards.
 uint64_t raise_open_files_limit();
 
+// Makes the calling thread run only when its core has nothing else to do (SCHED_IDLE; nice 19
+// where that is refused), for work beside a latency-critical thread on a shared core: a woken
+// normal thread preempts an idle-policy one at once, where a nice-19 thread may still finish
+// its slice first (milliseconds under EEVDF's run-to-parity).
+void run_this_thread_when_idle();
+
 }  // namespace servebench::core

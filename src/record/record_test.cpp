@@ -69,6 +69,83 @@ TEST(RequestRecord, ConversationAndTurnRoundTripAndDefaultWhenAbsent) {
   EXPECT_EQ(older.turn, 0);
 }
 
+// Every field set, to values that differ from one another.
+RequestRecord full_record(std::string text) {
+  RequestRecord r;
+  r.index = 18'446'744'073'709'551'615u;  // the largest index still prints exactly
+  r.request_id = "bench-\"7\"";
+  r.warmup = true;
+  r.conversation = 5;
+  r.turn = 2;
+  r.intended_ns = -3;
+  r.sent_ns = 1100;
+  r.first_byte_ns = 5000;
+  r.first_token_ns = 5001;
+  r.last_token_ns = 9'000'000'000'000;
+  r.done_ns = 9'000'000'000'100;
+  r.chunk_ns = {5001, 7000, 9'000'000'000'000};
+  r.chunk_tokens = {1, 0, -2};
+  r.prompt_tokens = 10;
+  r.expected_output_tokens = 4;
+  r.server_prompt_tokens = 11;
+  r.server_completion_tokens = 12;
+  r.client_output_tokens = 13;
+  r.http_status = 503;
+  r.success = false;
+  r.error = "HTTP 503: \"busy\"\tretry";
+  r.generated_text = std::move(text);
+  return r;
+}
+
+// The line is exactly what nlohmann::json writes for the same object (its canonical dump of
+// the parsed line), and reads back to the same record.
+TEST(RequestRecord, JsonLineIsNlohmannsCanonicalDump) {
+  std::string every_byte;  // every control character, quotes, backslashes, ASCII, DEL
+  for (int c = 1; c < 0x80; ++c) every_byte.push_back(static_cast<char>(c));
+  for (const std::string& text :
+       {std::string(), std::string(" plain words"), every_byte, std::string("\0nul", 4),
+        std::string("é ü 中文 😀 \u2028"), std::string(5000, 'x') + "\n\"\\"}) {
+    SCOPED_TRACE(text.substr(0, 20));
+    const RequestRecord r = full_record(text);
+    const std::string line = to_json_line(r);
+    EXPECT_EQ(line, nlohmann::json::parse(line).dump());
+    const RequestRecord back = from_json_line(line, "records.jsonl:1");
+    EXPECT_EQ(back.index, r.index);
+    EXPECT_EQ(back.request_id, r.request_id);
+    EXPECT_EQ(back.warmup, r.warmup);
+    EXPECT_EQ(back.conversation, r.conversation);
+    EXPECT_EQ(back.turn, r.turn);
+    EXPECT_EQ(back.intended_ns, r.intended_ns);
+    EXPECT_EQ(back.sent_ns, r.sent_ns);
+    EXPECT_EQ(back.first_byte_ns, r.first_byte_ns);
+    EXPECT_EQ(back.first_token_ns, r.first_token_ns);
+    EXPECT_EQ(back.last_token_ns, r.last_token_ns);
+    EXPECT_EQ(back.done_ns, r.done_ns);
+    EXPECT_EQ(back.chunk_ns, r.chunk_ns);
+    EXPECT_EQ(back.chunk_tokens, r.chunk_tokens);
+    EXPECT_EQ(back.prompt_tokens, r.prompt_tokens);
+    EXPECT_EQ(back.expected_output_tokens, r.expected_output_tokens);
+    EXPECT_EQ(back.server_prompt_tokens, r.server_prompt_tokens);
+    EXPECT_EQ(back.server_completion_tokens, r.server_completion_tokens);
+    EXPECT_EQ(back.client_output_tokens, r.client_output_tokens);
+    EXPECT_EQ(back.http_status, r.http_status);
+    EXPECT_EQ(back.success, r.success);
+    EXPECT_EQ(back.error, r.error);
+    EXPECT_EQ(back.generated_text, r.generated_text);
+  }
+}
+
+TEST(RequestRecord, InvalidUtf8IsReplacedNotThrown) {
+  // A server that cut a multi-byte character; also a stray continuation byte in the error.
+  RequestRecord r = full_record(std::string("ok \xe4\xb8", 5));
+  r.error = std::string("bad \x80 byte");
+  const std::string line = to_json_line(r);
+  const RequestRecord back = from_json_line(line, "records.jsonl:1");
+  EXPECT_EQ(back.generated_text, "ok \xef\xbf\xbd");  // U+FFFD
+  EXPECT_EQ(back.error, "bad \xef\xbf\xbd byte");
+  EXPECT_EQ(back.chunk_ns, r.chunk_ns);
+}
+
 TEST(RequestRecord, BadLineNamesThePlace) {
   try {
     from_json_line("{not json", "records.jsonl:7");

@@ -28,6 +28,9 @@ template <typename Int>
 void row_int(std::string& out, const std::string& label, Int value) {
   out += fmt::format("{:<40} {:<10}\n", label, value);
 }
+void row_text(std::string& out, const std::string& label, const std::string& value) {
+  out += fmt::format("{:<40} {}\n", label, value);
+}
 void section(std::string& out, const std::string& title) {
   out += fmt::format("{:-^50}\n", title);
 }
@@ -48,6 +51,14 @@ void extras_section(std::string& out, const metrics::Distribution& d, const std:
                     const std::string& header) {
   metric_section(out, d, name, header);
   row(out, fmt::format("Max {} (ms):", name), d.max);
+}
+
+// Where the health block says chunk times came from.
+std::string arrival_clock_text(const ClientHealth& h) {
+  if (h.arrival_clock == "kernel") return "kernel receive stamps";
+  if (h.arrival_clock == "read") return "client reads";
+  return fmt::format("{} ({} of {} reads kernel-stamped)", h.arrival_clock, h.kernel_stamped_reads,
+                     h.kernel_stamped_reads + h.reads_stamped_at_read);
 }
 
 }  // namespace
@@ -138,6 +149,12 @@ std::string extras_console_block(const metrics::Summary& summary, const RunInfo&
           "Client CPU busy (% of one core):", 100.0 * (h.cpu_user_s + h.cpu_system_s) / duration_s);
     }
     row(out, "Max event-loop lag (ms):", static_cast<double>(h.max_loop_lag_ns) / 1e6);
+    if (!h.arrival_clock.empty()) row_text(out, "Chunk times from:", arrival_clock_text(h));
+    if (h.kernel_stamped_reads > 0) {
+      row(out, "Read delay P50 (ms):", static_cast<double>(h.read_delay_p50_ns) / 1e6);
+      row(out, "Read delay P99 (ms):", static_cast<double>(h.read_delay_p99_ns) / 1e6);
+      row(out, "Read delay max (ms):", static_cast<double>(h.read_delay_max_ns) / 1e6);
+    }
     row_int(out, "Bytes received:", h.bytes_received);
     row_int(out, "SSE events:", h.sse_events);
     row_int(out, "Connections opened:", h.connections_opened);

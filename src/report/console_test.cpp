@@ -244,7 +244,14 @@ TEST(ExtrasConsoleBlock, LabelledAndComplete) {
                                     .sse_events = 20000,
                                     .connections_opened = 32,
                                     .t0_mono_ns = 0,
-                                    .transport = "http1"};
+                                    .transport = "http1",
+                                    .arrival_clock = "kernel",
+                                    .kernel_stamped_reads = 900,
+                                    .reads_stamped_at_read = 0,
+                                    .read_delay_p50_ns = 20'000,
+                                    .read_delay_p99_ns = 1'250'000,
+                                    .read_delay_p999_ns = 2'000'000,
+                                    .read_delay_max_ns = 3'000'000};
   s.extras.itl_per_token_requests = 3;
   const auto with_health = lines_of(extras_console_block(s, info));
   auto has2 = [&](const std::string& l) {
@@ -254,6 +261,19 @@ TEST(ExtrasConsoleBlock, LabelledAndComplete) {
   EXPECT_TRUE(has2("Max event-loop lag (ms):                 2.50"));
   EXPECT_TRUE(has2("Connections opened:                      32"));
   EXPECT_TRUE(has2("Requests with tokens per chunk:          3"));
+  EXPECT_TRUE(has2("Chunk times from:                        kernel receive stamps"));
+  EXPECT_TRUE(has2("Read delay P99 (ms):                     1.25"));
+  EXPECT_TRUE(has2("Read delay max (ms):                     3.00"));
+
+  info.client_health->arrival_clock = "mixed";
+  info.client_health->reads_stamped_at_read = 100;
+  const std::string mixed = extras_console_block(s, info);
+  EXPECT_NE(mixed.find("mixed (900 of 1000 reads kernel-stamped)"), std::string::npos);
+  info.client_health->arrival_clock = "read";
+  info.client_health->kernel_stamped_reads = 0;
+  const std::string read_only = extras_console_block(s, info);
+  EXPECT_NE(read_only.find("client reads"), std::string::npos);
+  EXPECT_EQ(read_only.find("Read delay"), std::string::npos);
 }
 
 }  // namespace

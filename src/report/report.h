@@ -29,6 +29,12 @@ struct ClientHealth {
   uint64_t connections_opened = 0;
   int64_t t0_mono_ns = 0;  // CLOCK_MONOTONIC at t0: record times + this = a server trace's clock
   std::string transport;   // "http1" (servebench's own) or "curl"
+  // "kernel" (chunk times are the kernel's receive stamps), "read" (when the client read them)
+  // or "mixed"; over kernel-stamped reads, how long bytes waited for the client to read them.
+  std::string arrival_clock;
+  uint64_t kernel_stamped_reads = 0, reads_stamped_at_read = 0;
+  int64_t read_delay_p50_ns = 0, read_delay_p99_ns = 0, read_delay_p999_ns = 0;
+  int64_t read_delay_max_ns = 0;
 };
 
 // What vLLM prints above / stores beside the metrics.

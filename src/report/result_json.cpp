@@ -230,7 +230,15 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
                     {"sse_events", h.sse_events},
                     {"connections_opened", h.connections_opened},
                     {"t0_mono_ns", h.t0_mono_ns},
-                    {"transport", h.transport}};
+                    {"transport", h.transport},
+                    {"arrival_clock", h.arrival_clock},
+                    {"kernel_stamped_reads", h.kernel_stamped_reads},
+                    {"reads_stamped_at_read", h.reads_stamped_at_read},
+                    {"read_delay_ms",
+                     {{"p50", static_cast<double>(h.read_delay_p50_ns) / 1e6},
+                      {"p99", static_cast<double>(h.read_delay_p99_ns) / 1e6},
+                      {"p99.9", static_cast<double>(h.read_delay_p999_ns) / 1e6},
+                      {"max", static_cast<double>(h.read_delay_max_ns) / 1e6}}}};
   }
   if (detailed) {
     sb["intended_times_s"] = std::move(intended);

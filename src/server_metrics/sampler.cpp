@@ -2,8 +2,6 @@
 // kept alive between scrapes), at the lowest CPU priority, so that it never delays a send or
 // a read of the benchmark's own loop.
 #include <curl/curl.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -12,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/system.h"
 #include "server_metrics/server_metrics.h"
 
 namespace servebench::server_metrics {
@@ -109,7 +108,7 @@ struct Sampler::State {
   }
 
   void loop() {
-    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);  // lowering needs no rights
+    core::run_this_thread_when_idle();
     const auto interval = std::chrono::nanoseconds(static_cast<int64_t>(options.interval_s * 1e9));
     auto next = std::chrono::steady_clock::now() + interval;
     std::unique_lock lock(mutex);
