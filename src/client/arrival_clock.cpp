@@ -1,13 +1,18 @@
 #include "client/arrival_clock.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <thread>
 
 #include "core/clock.h"
 
@@ -26,6 +31,34 @@ int64_t realtime_ns() {
 bool enable_kernel_timestamps(int fd) {
   int one = 1;
   return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) == 0;
+}
+
+KernelStampsOn::KernelStampsOn(int64_t timeout_ns) {
+  fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) return;
+  sockaddr_in self{};
+  self.sin_family = AF_INET;
+  self.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof self;
+  if (!enable_kernel_timestamps(fd_) ||
+      ::bind(fd_, reinterpret_cast<sockaddr*>(&self), sizeof self) != 0 ||
+      ::getsockname(fd_, reinterpret_cast<sockaddr*>(&self), &length) != 0)
+    return;
+  const int64_t deadline = core::mono_ns() + timeout_ns;
+  char byte = 0;
+  do {
+    if (::sendto(fd_, &byte, 1, 0, reinterpret_cast<sockaddr*>(&self), sizeof self) != 1) return;
+    const StampedRead read = receive_stamped(fd_, &byte, 1, /*kernel_stamps=*/true);
+    if (read.bytes == 1 && read.kernel_stamp) {
+      active_ = true;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  } while (core::mono_ns() < deadline);
+}
+
+KernelStampsOn::~KernelStampsOn() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 StampedRead receive_stamped(int fd, char* buffer, size_t length, bool kernel_stamps) {

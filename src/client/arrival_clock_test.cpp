@@ -46,6 +46,11 @@ struct SocketPair {
   }
 };
 
+TEST(KernelStampsOn, ADatagramComesBackStamped) {
+  KernelStampsOn on;
+  EXPECT_TRUE(on.active());
+}
+
 TEST(ReceiveStamped, KernelStampIsWhenTheBytesArrivedNotWhenTheyWereRead) {
   SocketPair pair(/*stamps=*/true);
   const int64_t before_send = core::mono_ns();

@@ -15,6 +15,7 @@
 #include <charconv>
 #include <cstring>
 #include <deque>
+#include <optional>
 
 #include "client/arrival_clock.h"
 #include "client/event_loop.h"
@@ -132,6 +133,7 @@ class Http1Transport final : public Transport {
     if (!has_header(lines, "accept")) lines.push_back("Accept: */*");
     for (const std::string& line : lines) fixed_headers_ += line + "\r\n";
     resolve();
+    if (context.kernel_timestamps) stamps_on_.emplace();
   }
 
   ~Http1Transport() override {
@@ -559,6 +561,7 @@ class Http1Transport final : public Transport {
   size_t preferred_address_ = 0;  // the last address that connected
   int64_t timeout_ns_ = 0;
   std::vector<char> read_buffer_;
+  std::optional<KernelStampsOn> stamps_on_;               // while kernel stamps are asked for
   std::vector<std::unique_ptr<Connection>> connections_;  // every connection struct made
   std::vector<Connection*> idle_;                         // kept alive, most recent last
   std::vector<Connection*> free_;                         // reusable structs
