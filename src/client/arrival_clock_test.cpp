@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -20,10 +21,16 @@
 namespace servebench::client::detail {
 namespace {
 
-// A connected loopback TCP pair: {client, server}; the client stamps arrivals when asked.
+// A connected loopback TCP pair: {client, server}; the client stamps arrivals when asked (with
+// stamping made sure of first, as the transport does: a fresh process would otherwise race the
+// kernel switching it on).
 struct SocketPair {
+  std::optional<KernelStampsOn> stamps_on;
   int client = -1, server = -1;
   explicit SocketPair(bool stamps) {
+    if (stamps) {
+      EXPECT_TRUE(stamps_on.emplace().active());
+    }
     int listener = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
