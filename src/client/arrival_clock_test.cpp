@@ -58,38 +58,57 @@ TEST(KernelStampsOn, ADatagramComesBackStamped) {
   EXPECT_TRUE(on.active());
 }
 
+// Linux stamps for the whole stack or not at all, switched by a reference count over every
+// process's stamping sockets (from a work queue). Other test processes opening and closing such
+// sockets can leave a segment unstamped now and then (the transport then times the read, and
+// the run says "mixed"), so a check that needs a stamp tries a few times.
+constexpr int kStampAttempts = 5;
+
 TEST(ReceiveStamped, KernelStampIsWhenTheBytesArrivedNotWhenTheyWereRead) {
   SocketPair pair(/*stamps=*/true);
-  const int64_t before_send = core::mono_ns();
-  ASSERT_EQ(::send(pair.server, "data", 4, 0), 4);
-  const int64_t after_send = core::mono_ns();
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // a busy client, late to read
+  int stamped = 0;
+  for (int attempt = 0; attempt < kStampAttempts && stamped == 0; ++attempt) {
+    const int64_t before_send = core::mono_ns();
+    ASSERT_EQ(::send(pair.server, "data", 4, 0), 4);
+    const int64_t after_send = core::mono_ns();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // a busy client, late to read
 
-  char buffer[64];
-  const StampedRead read = receive_stamped(pair.client, buffer, sizeof buffer, true);
-  ASSERT_EQ(read.bytes, 4);
-  EXPECT_TRUE(read.kernel_stamp);
-  // On loopback the segment is queued inside the sender's send(): the stamp lies within it
-  // (plus the few µs between reading the two clocks), while the read came 30 ms later.
-  EXPECT_GE(read.arrival_ns, before_send - 200'000);
-  EXPECT_LE(read.arrival_ns, after_send + 200'000);
-  EXPECT_GE(read.read_ns - read.arrival_ns, 25'000'000);
+    char buffer[64];
+    const StampedRead read = receive_stamped(pair.client, buffer, sizeof buffer, true);
+    ASSERT_EQ(read.bytes, 4);
+    if (!read.kernel_stamp) {
+      EXPECT_EQ(read.arrival_ns, read.read_ns);
+      continue;
+    }
+    ++stamped;
+    // On loopback the segment is queued inside the sender's send(): the stamp lies within it
+    // (plus the few µs between reading the two clocks), while the read came 30 ms later.
+    EXPECT_GE(read.arrival_ns, before_send - 200'000);
+    EXPECT_LE(read.arrival_ns, after_send + 200'000);
+    EXPECT_GE(read.read_ns - read.arrival_ns, 25'000'000);
+  }
+  EXPECT_EQ(stamped, 1);
 }
 
 TEST(ReceiveStamped, TwoSegmentsInOneReadGetTheLaterOnesStamp) {
   SocketPair pair(/*stamps=*/true);
-  ASSERT_EQ(::send(pair.server, "a", 1, 0), 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  const int64_t second_send = core::mono_ns();
-  ASSERT_EQ(::send(pair.server, "b", 1, 0), 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  int stamped = 0;
+  for (int attempt = 0; attempt < kStampAttempts && stamped == 0; ++attempt) {
+    ASSERT_EQ(::send(pair.server, "a", 1, 0), 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    const int64_t second_send = core::mono_ns();
+    ASSERT_EQ(::send(pair.server, "b", 1, 0), 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
 
-  char buffer[64];
-  const StampedRead read = receive_stamped(pair.client, buffer, sizeof buffer, true);
-  ASSERT_EQ(read.bytes, 2);
-  EXPECT_TRUE(read.kernel_stamp);
-  EXPECT_GE(read.arrival_ns, second_send - 200'000);  // never earlier than the last segment
-  EXPECT_LE(read.arrival_ns, read.read_ns);
+    char buffer[64];
+    const StampedRead read = receive_stamped(pair.client, buffer, sizeof buffer, true);
+    ASSERT_EQ(read.bytes, 2);
+    if (!read.kernel_stamp) continue;
+    ++stamped;
+    EXPECT_GE(read.arrival_ns, second_send - 200'000);  // never earlier than the last segment
+    EXPECT_LE(read.arrival_ns, read.read_ns);
+  }
+  EXPECT_EQ(stamped, 1);
 }
 
 TEST(ReceiveStamped, WithoutStampsTheArrivalIsTheRead) {

@@ -939,9 +939,11 @@ TEST_P(ClientRun, StatsSayWhereChunkTimesCameFrom) {
     expect_one_record_each(result, 4);
     const ClientStats& stats = result.stats;
     if (kernel && current_engine == HttpEngine::kHttp1) {
-      EXPECT_EQ(stats.arrival_clock, "kernel");
-      EXPECT_GE(stats.kernel_stamped_reads, 4u);
-      EXPECT_EQ(stats.reads_stamped_at_read, 0u);
+      // "mixed" when a segment arrived unstamped: other processes switching the kernel's
+      // stamping off and on (arrival_clock_test.cpp says more).
+      EXPECT_EQ(stats.arrival_clock, stats.reads_stamped_at_read == 0 ? "kernel" : "mixed");
+      EXPECT_GT(stats.kernel_stamped_reads, stats.reads_stamped_at_read);
+      EXPECT_GE(stats.kernel_stamped_reads + stats.reads_stamped_at_read, 4u);
       EXPECT_GE(stats.read_delay_max_ns, stats.read_delay_p99_ns);
       EXPECT_GE(stats.read_delay_p99_ns, stats.read_delay_p50_ns);
     } else {  // libcurl reads for itself; or the user asked for read times
