@@ -7,8 +7,16 @@
 // choices[0].text / choices[0].delta.{reasoning_content,reasoning,content},
 // choices[0].finish_reason, usage.{prompt,completion}_tokens, and a top-level "error".
 // No allocation per event once the buffers have grown (they are reused across requests).
+//
+// Fast path: consecutive events of one stream are byte-identical but for a few values (the
+// token text, the usage counts). After an event is parsed in full, its bytes are kept as an
+// EventTemplate: literal bytes with "holes" at the extracted text strings and at every number.
+// An event that repeats the literal bytes exactly, with a valid value of the template's kind
+// in each hole, is a valid JSON document of the same structure; its fields are read from the
+// holes without simdjson. Anything else takes the full parse (see sse_stream.cpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,6 +39,30 @@ struct ParseScratch {
 // `max_bytes` (with "…"), secrets redacted (core::redact_secrets).
 std::string one_line_message(std::string_view text, size_t max_bytes = 200);
 
+// The last fully parsed choices event of one stream, split into literal bytes and holes.
+struct EventTemplate {
+  enum class HoleKind : uint8_t {
+    kText,              // string content appended to generated_text (no quotes)
+    kNumber,            // any JSON number the parse does not read
+    kPromptTokens,      // usage.prompt_tokens, a non-negative integer
+    kCompletionTokens,  // usage.completion_tokens, a non-negative integer
+  };
+  struct Hole {
+    uint32_t begin = 0;  // byte range in `bytes`
+    uint32_t end = 0;
+    HoleKind kind = HoleKind::kNumber;
+  };
+  static constexpr size_t kMaxHoles = 16;
+
+  std::string bytes;  // the event's JSON, literal between the holes
+  std::array<Hole, kMaxHoles> holes;
+  uint32_t hole_count = 0;
+  bool valid = false;
+  bool finish_reason = false;  // the event's finish_reason was not null
+};
+
+struct EventFields;  // what one event says (sse_stream.cpp)
+
 class StreamReader {
  public:
   explicit StreamReader(ParseScratch* scratch) : scratch_(scratch) {}
@@ -50,12 +82,23 @@ class StreamReader {
   int64_t done_ns() const { return done_ns_; }  // arrival of [DONE], -1 if none
   uint64_t events() const { return events_; }   // data events seen (comments excluded)
   bool failed() const { return failed_; }
+  // Events read through the template fast path since begin().
+  uint64_t template_hits() const { return template_hits_; }
+  // On by default; off only to compare against the full parse (tests, micro-benchmark).
+  void set_template_enabled(bool enabled) {
+    template_enabled_ = enabled;
+    template_.valid = false;
+  }
 
  private:
   size_t scan(const char* buffer, size_t length, uint64_t base_offset, int64_t now_ns);
-  void on_block(const char* begin, const char* end, uint64_t offset, int64_t now_ns);
+  // `single_line`: the caller knows the block has no '\n' (false: look).
+  void on_block(const char* begin, const char* end, uint64_t offset, int64_t now_ns,
+                bool single_line);
   void on_data(const char* begin, size_t length, uint64_t offset, int64_t now_ns);
   void fail(std::string message);
+  void learn_template(const char* begin, size_t length, size_t text_before,
+                      const EventFields& fields);
 
   ParseScratch* scratch_;
   record::RequestRecord* record_ = nullptr;
@@ -68,6 +111,12 @@ class StreamReader {
   bool failed_ = false;  // malformed or error event: later events are ignored
   bool choice_without_usage_ = false;
   bool last_finish_reason_ = false;
+  EventTemplate template_;
+  EventTemplate template_candidate_;  // being learned
+  std::string template_check_;        // the template event's text, rebuilt from its holes
+  uint64_t template_hits_ = 0;
+  uint32_t parses_since_hit_ = 0;  // full parses of choices events since the last hit
+  bool template_enabled_ = true;
 };
 
 }  // namespace servebench::client::detail
