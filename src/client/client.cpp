@@ -158,11 +158,15 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
         all_finished = shared.loops_finished == static_cast<int>(loops.size());
       }
       for (record::RequestRecord& record : batch) {
-        if (!record.generated_text.empty())
-          record.client_output_tokens =
-              static_cast<int32_t>(tokenizer.count(record.generated_text));
-        else if (record.success)
-          record.client_output_tokens = 0;
+        // Only where the server's usage does not say (absent or 0), as vLLM's `if not
+        // output_len`: counting every text cost as much as reading it.
+        if (record.server_completion_tokens <= 0) {
+          if (!record.generated_text.empty())
+            record.client_output_tokens =
+                static_cast<int32_t>(tokenizer.count(record.generated_text));
+          else if (record.success)
+            record.client_output_tokens = 0;
+        }
         if (record.sent_ns >= 0) last_done_ns = std::max(last_done_ns, record.done_ns);
         if (sink_failure) continue;
         try {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/json_text.h"
 
 namespace servebench::client::detail {
 
@@ -230,20 +231,6 @@ bool is_hex(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-// Where the first byte that is a quote, a backslash, a control character or non-ASCII sits among
-// the 8 bytes at `p`, 8 if none is. Bit tricks on a little-endian word: the lowest flagged byte
-// of "has zero byte" / "has byte less than" is always a true match (borrows only move upward).
-size_t first_special_of_8(const char* p) {
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHighs = 0x8080808080808080ULL;
-  uint64_t word;
-  std::memcpy(&word, p, sizeof word);
-  auto zero_bytes = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
-  const uint64_t special = zero_bytes(word ^ (kOnes * '"')) | zero_bytes(word ^ (kOnes * '\\')) |
-                           ((word - kOnes * 0x20) & ~word & kHighs) | (word & kHighs);
-  return special == 0 ? 8 : static_cast<size_t>(std::countr_zero(special)) / 8;
-}
-
 // String content from `at` to its closing quote (returned, not consumed). A text hole
 // (`allow_unicode_escape` false) accepts only the escapes whose meaning is one byte: \u goes to
 // simdjson, which decides about surrogates. `escaped` is set when there is an escape.
@@ -254,7 +241,7 @@ size_t scan_string(const char* s, size_t at, size_t length, bool allow_unicode_e
     if constexpr (std::endian::native == std::endian::little) {
       // Plain ASCII 8 bytes at a time: the usual token text has nothing else.
       while (length - at >= 8) {
-        const size_t plain = first_special_of_8(s + at);
+        const size_t plain = core::first_json_special_of_8</*kNonAscii=*/true>(s + at);
         at += plain;
         if (plain < 8) break;
       }

@@ -3,6 +3,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/system.h"
 
 namespace servebench::core {
@@ -44,6 +45,31 @@ TEST(OpenFilesLimit, SoftLimitIsRaisedToTheHardOne) {
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &after), 0);
   EXPECT_EQ(after.rlim_cur, before.rlim_max);
   setrlimit(RLIMIT_NOFILE, &before);
+}
+
+}  // namespace
+}  // namespace servebench::core
+
+namespace servebench::core {
+namespace {
+
+TEST(FirstJsonSpecialOf8, FindsTheFirstByteThatNeedsCare) {
+  EXPECT_EQ(first_json_special_of_8<false>("abcdefgh"), 8u);
+  EXPECT_EQ(first_json_special_of_8<true>("abcdefgh"), 8u);
+  // Every position, every kind of byte, with a later special byte that must not win.
+  for (size_t at = 0; at < 8; ++at) {
+    for (int byte :
+         {int{'"'}, int{'\\'}, 0x00, 0x01, 0x1f, 0x80, 0xc3, 0xff, 0x20, 0x7f, int{'~'}}) {
+      std::string word = "abcdefgh";
+      word[at] = static_cast<char>(byte);
+      if (at < 7) word[7] = '"';
+      const bool special = byte == '"' || byte == '\\' || byte < 0x20;
+      const size_t later = at < 7 ? 7 : 8;
+      SCOPED_TRACE(std::to_string(at) + " " + std::to_string(byte));
+      EXPECT_EQ(first_json_special_of_8<false>(word.data()), special ? at : later);
+      EXPECT_EQ(first_json_special_of_8<true>(word.data()), special || byte >= 0x80 ? at : later);
+    }
+  }
 }
 
 }  // namespace

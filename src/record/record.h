@@ -42,7 +42,8 @@ struct RequestRecord {
   int32_t expected_output_tokens = 0;     // max_tokens asked for
   int32_t server_prompt_tokens = -1;      // usage.prompt_tokens, when given
   int32_t server_completion_tokens = -1;  // usage.completion_tokens, when given
-  int32_t client_output_tokens = -1;      // counted from generated_text with the tokenizer
+  // Counted from generated_text with the tokenizer when usage gives no (or a zero) count.
+  int32_t client_output_tokens = -1;
 
   // --- outcome
   int http_status = 0;         // 0 = no HTTP status (connection failed)

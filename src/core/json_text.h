@@ -1,0 +1,31 @@
+// File: core/json_text.h
+// Scanning JSON string content eight bytes at a time, for the hot paths that read (the client's
+// SSE reader) and write (the per-request records) token text, which is mostly plain ASCII.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace servebench::core {
+
+// Where the first byte that a JSON string cannot hold as it is (a quote, a backslash, a control
+// character; with `kNonAscii` also any byte >= 0x80) sits among the 8 bytes at `p`; 8 if none
+// does. Bit tricks on a little-endian word: the lowest flagged byte of "has zero byte" / "has
+// byte less than" is always a true match (borrows only move upward). Callers check
+// std::endian::native first.
+template <bool kNonAscii>
+size_t first_json_special_of_8(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  auto zero_bytes = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  uint64_t special = zero_bytes(word ^ (kOnes * '"')) | zero_bytes(word ^ (kOnes * '\\')) |
+                     ((word - kOnes * 0x20) & ~word & kHighs);
+  if constexpr (kNonAscii) special |= word & kHighs;
+  return special == 0 ? 8 : static_cast<size_t>(std::countr_zero(special)) / 8;
+}
+
+}  // namespace servebench::core
