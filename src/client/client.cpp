@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <thread>
 #include <unordered_map>
 
@@ -134,17 +135,17 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
     });
   }
 
-  // Deliver records as they finish, counting output tokens, on a thread that runs only when the
-  // core is otherwise idle: on a shared core the sink's work (JSON lines, file writes) then waits
-  // for the event loops instead of delaying their sends and reads (docs/performance.md).
+  // Deliver records as they finish, counting output tokens, on a thread that yields to the loops
+  // (nice 19 in short slices): on a shared core the sink's work (JSON lines, file writes) then
+  // waits for the event loops instead of delaying their sends and reads (docs/performance.md).
   std::exception_ptr sink_failure;
   int64_t last_done_ns = 0;
   constexpr auto kDeliveryPoll = std::chrono::milliseconds(5);
   std::thread deliverer([&] {
-    core::run_this_thread_when_idle();
+    core::make_this_thread_background();
     double system_base = 0;
     double user_base = thread_cpu_seconds(&system_base);
-    std::vector<record::RequestRecord> batch;
+    std::deque<record::RequestRecord> batch;
     for (bool all_finished = false; !all_finished;) {
       {
         std::unique_lock lock(shared.mutex);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -128,7 +129,7 @@ struct RunResult {
   bool sink_on_one_thread = true;      // every call from the same thread
   bool sink_on_caller_thread = false;  // some call from the thread that called run()
   int sink_calls_at_once = 0;          // most calls in progress together
-  int sink_policy = -1;                // the delivering thread's scheduling policy
+  bool sink_yields = false;            // the delivering thread: nice 19 or SCHED_IDLE
 
   // The record of plan index `index` (fails the test when there is not exactly one).
   const RequestRecord& of(uint64_t index) const {
@@ -172,7 +173,8 @@ RunResult run_plan(const Endpoint& endpoint, const BodyOptions& body,
     result.sink_calls_at_once = std::max(result.sink_calls_at_once, at_once);
     if (std::this_thread::get_id() == caller) result.sink_on_caller_thread = true;
     if (!sink_thread) sink_thread = std::this_thread::get_id();
-    result.sink_policy = sched_getscheduler(0);
+    result.sink_yields = sched_getscheduler(0) == SCHED_IDLE ||
+                         getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())) == 19;
     if (*sink_thread != std::this_thread::get_id()) result.sink_on_one_thread = false;
     --in_sink;
     if (on_record) on_record(r);
@@ -218,8 +220,8 @@ TEST_P(ClientRun, NormalStreamsGiveSuccessRecords) {
   EXPECT_TRUE(result.sink_on_one_thread);
   EXPECT_FALSE(result.sink_on_caller_thread);
   EXPECT_EQ(result.sink_calls_at_once, 1);
-  // It runs only when the core is otherwise idle, so it never delays the loop's sends and reads.
-  EXPECT_EQ(result.sink_policy, SCHED_IDLE);
+  // It yields to the loop on a shared core (core::make_this_thread_background).
+  EXPECT_TRUE(result.sink_yields);
   for (const RequestRecord& r : result.records) {
     SCOPED_TRACE("index " + std::to_string(r.index));
     EXPECT_TRUE(r.success);

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -43,7 +44,10 @@ struct RunShared {
   // Outbox: finished records for the calling thread.
   std::mutex mutex;
   std::condition_variable ready;
-  std::vector<record::RequestRecord> finished;
+  // A deque: while the delivering thread waits for an idle core (a loop at full load) this can
+  // hold tens of thousands of records, and a vector's regrowth moved them all, in the loop's
+  // time (a 1–5 ms stall of sends and reads at 50k requests/s).
+  std::deque<record::RequestRecord> finished;
   int loops_finished = 0;
   std::exception_ptr failure;  // an internal error in a loop
 };

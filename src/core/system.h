@@ -11,10 +11,9 @@ namespace servebench::core {
 // afterwards.
 uint64_t raise_open_files_limit();
 
-// Makes the calling thread run only when its core has nothing else to do (SCHED_IDLE; nice 19
-// where that is refused), for work beside a latency-critical thread on a shared core: a woken
-// normal thread preempts an idle-policy one at once, where a nice-19 thread may still finish
-// its slice first (milliseconds under EEVDF's run-to-parity).
-void run_this_thread_when_idle();
+// Makes the calling thread yield to the other threads of its core, for work beside a
+// latency-critical thread on a shared core: nice 19 with a 0.1 ms slice where the kernel takes
+// one (Linux >= 6.12), else SCHED_IDLE, else nice 19. core.cpp says why not SCHED_IDLE first.
+void make_this_thread_background();
 
 }  // namespace servebench::core

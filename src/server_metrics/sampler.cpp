@@ -108,7 +108,7 @@ struct Sampler::State {
   }
 
   void loop() {
-    core::run_this_thread_when_idle();
+    core::make_this_thread_background();
     const auto interval = std::chrono::nanoseconds(static_cast<int64_t>(options.interval_s * 1e9));
     auto next = std::chrono::steady_clock::now() + interval;
     std::unique_lock lock(mutex);
