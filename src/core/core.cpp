@@ -3,11 +3,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <bit>
 #include <ctime>
 #include <regex>
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/system.h"
 
 namespace servebench::core {
@@ -46,6 +48,54 @@ void make_this_thread_background() {
   sched_param param{};
   if (sched_setscheduler(0, SCHED_IDLE, &param) == 0) return;
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);  // lowering needs no rights
+}
+
+void append_json_escaped(std::string& out, std::string_view text) {
+  size_t plain = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < text.size(); ++i) {
+    if constexpr (std::endian::native == std::endian::little) {
+      // Plain runs 8 bytes at a time: token text rarely needs an escape.
+      while (text.size() - i >= 8) {
+        const size_t clean = first_json_special_of_8</*kNonAscii=*/false>(text.data() + i);
+        i += clean;
+        if (clean < 8) break;
+      }
+      if (i >= text.size()) break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + plain, i - plain);
+    plain = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default: {
+        static constexpr char kHex[] = "0123456789abcdef";
+        const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+        out.append(escaped, sizeof escaped);
+      }
+    }
+  }
+  out.append(text.data() + plain, text.size() - plain);
 }
 
 std::string wall_timestamp_compact() {

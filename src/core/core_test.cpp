@@ -53,6 +53,20 @@ TEST(OpenFilesLimit, SoftLimitIsRaisedToTheHardOne) {
 namespace servebench::core {
 namespace {
 
+TEST(AppendJsonEscaped, EscapesAsNlohmannDumps) {
+  std::string out = "x";
+  append_json_escaped(out, std::string("a\"b\\c\b\f\n\r\t\x01\x1f\x7f é/", 17));
+  EXPECT_EQ(out, "xa\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\\u001f\x7f é/");
+  // Long plain runs go 8 bytes at a time; a special byte at every offset is still found.
+  for (size_t at = 0; at < 40; ++at) {
+    std::string text(40, 'p');
+    text[at] = '\n';
+    std::string escaped;
+    append_json_escaped(escaped, text);
+    EXPECT_EQ(escaped, text.substr(0, at) + "\\n" + text.substr(at + 1)) << at;
+  }
+}
+
 TEST(FirstJsonSpecialOf8, FindsTheFirstByteThatNeedsCare) {
   EXPECT_EQ(first_json_special_of_8<false>("abcdefgh"), 8u);
   EXPECT_EQ(first_json_special_of_8<true>("abcdefgh"), 8u);

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 namespace servebench::core {
 
@@ -27,5 +29,10 @@ size_t first_json_special_of_8(const char* p) {
   if constexpr (kNonAscii) special |= word & kHighs;
   return special == 0 ? 8 : static_cast<size_t>(std::countr_zero(special)) / 8;
 }
+
+// Appends `text` as the inside of a JSON string (no quotes), escaped as nlohmann::json's dump
+// escapes it (ensure_ascii off): '"' and '\\' with a backslash, \b \f \n \r \t by name, other
+// control characters as \u00xx, every other byte as it is (UTF-8 is the caller's concern).
+void append_json_escaped(std::string& out, std::string_view text);
 
 }  // namespace servebench::core

@@ -1,4 +1,3 @@
-#include <bit>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -41,54 +40,10 @@ void append_array(std::string& out, const std::vector<Int>& values) {
   out.push_back(']');
 }
 
-// A JSON string of valid UTF-8, escaped as nlohmann's dump (ensure_ascii off) escapes it.
+// A JSON string of valid UTF-8, as nlohmann's dump writes it.
 void append_string(std::string& out, std::string_view text) {
   out.push_back('"');
-  size_t plain = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < text.size(); ++i) {
-    if constexpr (std::endian::native == std::endian::little) {
-      // Plain runs 8 bytes at a time: token text rarely needs an escape.
-      while (text.size() - i >= 8) {
-        const size_t plain = core::first_json_special_of_8</*kNonAscii=*/false>(text.data() + i);
-        i += plain;
-        if (plain < 8) break;
-      }
-      if (i >= text.size()) break;
-    }
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(text.data() + plain, i - plain);
-    plain = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default: {
-        static constexpr char kHex[] = "0123456789abcdef";
-        const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-        out.append(escaped, sizeof escaped);
-      }
-    }
-  }
-  out.append(text.data() + plain, text.size() - plain);
+  core::append_json_escaped(out, text);
   out.push_back('"');
 }
 

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "core/json_text.h"
+
 namespace servebench::sim::detail {
 namespace {
 
@@ -21,7 +23,7 @@ void append_int(std::string& out, int64_t v) {
 
 std::string json_quoted(std::string_view s) {
   std::string out = "\"";
-  append_json_escaped(out, s);
+  core::append_json_escaped(out, s);
   out += '"';
   return out;
 }
@@ -268,38 +270,6 @@ std::string error_json(const ApiError& e) {
   append_int(out, e.status);
   out += "}}";
   return out;
-}
-
-void append_json_escaped(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += ch;
-        }
-    }
-  }
 }
 
 bool parse_generation_request(Endpoint endpoint, std::string_view body,

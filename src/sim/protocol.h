@@ -66,9 +66,6 @@ bool parse_detokenize_request(std::string_view body, std::string_view served_mod
                               simdjson::dom::parser& json, std::vector<tokenizer::TokenId>& ids,
                               ApiError& error);
 
-// Appends `s` as the inside of a JSON string (no quotes).
-void append_json_escaped(std::string& out, std::string_view s);
-
 // The deterministic output: token k of a request with `token_seed`.
 tokenizer::TokenId output_token_id(uint64_t token_seed, int32_t k, int32_t vocab_size);
 

@@ -38,6 +38,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/system.h"
 #include "sim/protocol.h"
 #include "sim/sim.h"
@@ -250,7 +251,7 @@ void append_int(std::string& out, int64_t v) {
 
 void append_quoted(std::string& out, std::string_view s) {
   out += '"';
-  detail::append_json_escaped(out, s);
+  core::append_json_escaped(out, s);
   out += '"';
 }
 
@@ -1275,7 +1276,7 @@ void append_histogram(std::string& out, const char* name, const char* help, cons
 
 std::string Impl::metrics_text() {
   std::string labels = "engine=\"0\",model_name=\"";
-  detail::append_json_escaped(labels, opts.served_model_name);
+  core::append_json_escaped(labels, opts.served_model_name);
   labels += '"';
   std::string out;
   auto sum = [&](Counter WorkerMetrics::*c) {
@@ -1386,7 +1387,7 @@ void Server::start() {
   const int32_t vocab = im.tok->vocab_size();
   im.token_json.resize(static_cast<size_t>(vocab));
   for (int32_t i = 0; i < vocab; ++i) {
-    detail::append_json_escaped(im.token_json[static_cast<size_t>(i)], im.tok->token_text(i));
+    core::append_json_escaped(im.token_json[static_cast<size_t>(i)], im.tok->token_text(i));
   }
 
   core::raise_open_files_limit();
