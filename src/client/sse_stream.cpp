@@ -196,32 +196,6 @@ bool is_json_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-// Length of the well-formed UTF-8 sequence of 2 to 4 bytes at `p`, 0 if there is none (the
-// Unicode table of well-formed sequences: no overlong form, no surrogate, nothing past U+10FFFF).
-size_t utf8_sequence(const unsigned char* p, const unsigned char* end) {
-  const unsigned char lead = p[0];
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  size_t size;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    size = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    size = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    size = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (static_cast<size_t>(end - p) < size || p[1] < low || p[1] > high) return 0;
-  for (size_t i = 2; i < size; ++i)
-    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
-  return size;
-}
-
 bool is_one_byte_escape(unsigned char code) {
   return code == '"' || code == '\\' || code == '/' || code == 'b' || code == 'f' || code == 'n' ||
          code == 'r' || code == 't';
@@ -265,9 +239,9 @@ size_t scan_string(const char* s, size_t at, size_t length, bool allow_unicode_e
     } else if (c < 0x80) {
       ++at;
     } else {
-      const size_t size = utf8_sequence(bytes + at, bytes + length);
-      if (size == 0) return kNoMatch;
-      at += size;
+      const int size = core::utf8_char_at(std::string_view(s, length), at);
+      if (size < 2) return kNoMatch;
+      at += static_cast<size_t>(size);
     }
   }
   return kNoMatch;

@@ -30,6 +30,11 @@ size_t first_json_special_of_8(const char* p) {
   return special == 0 ? 8 : static_cast<size_t>(std::countr_zero(special)) / 8;
 }
 
+// Length of the well-formed UTF-8 character at text[i] (1 to 4), or the length of its maximal
+// ill-formed prefix (at least 1) negated: the Unicode standard's table 3-7 of well-formed
+// sequences (no overlong form, no surrogate, nothing past U+10FFFF). JSON text must be UTF-8.
+int utf8_char_at(std::string_view text, size_t i);
+
 // Appends `text` as the inside of a JSON string (no quotes), escaped as nlohmann::json's dump
 // escapes it (ensure_ascii off): '"' and '\\' with a backslash, \b \f \n \r \t by name, other
 // control characters as \u00xx, every other byte as it is (UTF-8 is the caller's concern).

@@ -2,40 +2,9 @@
 
 #include <cstring>
 
+#include "core/json_text.h"
+
 namespace servebench::tokenizer::detail {
-namespace {
-
-// Length of the well-formed UTF-8 character at text[i], or the length of its maximal
-// ill-formed prefix (at least 1) negated. Ranges from the Unicode standard, table 3-7.
-int char_at(std::string_view text, size_t i) {
-  const auto b0 = static_cast<unsigned char>(text[i]);
-  if (b0 < 0x80) return 1;
-  int need = 0;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    need = 1;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    need = 2;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    need = 3;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;
-  } else {
-    return -1;
-  }
-  for (int k = 1; k <= need; ++k) {
-    if (i + k >= text.size()) return -k;
-    const auto b = static_cast<unsigned char>(text[i + k]);
-    if (b < lo || b > hi) return -k;
-    lo = 0x80;
-    hi = 0xBF;
-  }
-  return need + 1;
-}
-
-}  // namespace
 
 bool is_valid_utf8(std::string_view text) {
   size_t i = 0;
@@ -50,7 +19,7 @@ bool is_valid_utf8(std::string_view text) {
         continue;
       }
     }
-    int len = char_at(text, i);
+    int len = core::utf8_char_at(text, i);
     if (len < 0) return false;
     i += static_cast<size_t>(len);
   }
@@ -62,7 +31,7 @@ std::string utf8_lossy(std::string_view bytes) {
   out.reserve(bytes.size());
   size_t i = 0;
   while (i < bytes.size()) {
-    int len = char_at(bytes, i);
+    int len = core::utf8_char_at(bytes, i);
     if (len > 0) {
       out.append(bytes.data() + i, static_cast<size_t>(len));
       i += static_cast<size_t>(len);
