@@ -124,6 +124,17 @@ TEST(RunEmbedded, FixedModeGivesVllmBlockResultJsonAndRecords) {
   }
   EXPECT_FALSE(r.contains("ttfts"));  // only with --save-detailed
   EXPECT_GT(r["duration"].get<double>(), 0.0);
+  // Chunk times from the kernel's receive stamps ("mixed" only while other processes switch the
+  // kernel's stamping off and on), and how long the bytes waited to be read.
+  const json& client = r["servebench"]["client"];
+  EXPECT_EQ(client["transport"], "http1");
+  EXPECT_TRUE(client["arrival_clock"] == "kernel" || client["arrival_clock"] == "mixed")
+      << client.dump();
+  EXPECT_GT(client["kernel_stamped_reads"].get<uint64_t>(), 0u);
+  const json& delay = client["read_delay_ms"];
+  EXPECT_LE(delay["p50"].get<double>(), delay["p99"].get<double>());
+  EXPECT_LE(delay["p99"].get<double>(), delay["max"].get<double>());
+  EXPECT_NE(o.out.find("Chunk times from:"), std::string::npos) << o.out;
 
   ASSERT_FALSE(records_path.empty());
   auto records = read_jsonl(records_path);
@@ -381,6 +392,7 @@ TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
       {{"--request-rate", "1,2", "--result-filename", "r.json"}, "--result-filename"},
       {{"--http-engine", "http1", "--base-url", "https://127.0.0.1:1"}, "--http-engine"},
       {{"--http-engine", "h2"}, "--http-engine"},
+      {{"--arrival-clock", "tsc"}, "--arrival-clock"},
       {{"--goodput", "ttft=5"}, "--goodput"},
       {{"--goodput", "latency:5"}, "--goodput"},
       {{"--metadata", "novalue"}, "--metadata"},
