@@ -745,10 +745,12 @@ void StreamReader::on_data(const char* begin, size_t length, uint64_t offset, in
       return;
     }
     if (template_enabled_ && fields.has_choices && !fields.has_error) {
-      // Learning scans the event twice: a stream whose events keep changing shape stops
-      // paying for it after a few tries (then tries once in a while).
+      // Learning scans the event twice. Not from the first full parse in a row: a stream's first
+      // event (a chat role chunk, the only token of a short answer) is seldom repeated, and
+      // learning from it cost every 1-token request. A stream whose events keep changing shape
+      // stops paying after a few tries (then tries once in a while).
       ++parses_since_hit_;
-      if (parses_since_hit_ <= 4 || parses_since_hit_ % 64 == 0)
+      if ((parses_since_hit_ >= 2 && parses_since_hit_ <= 5) || parses_since_hit_ % 64 == 0)
         learn_template(begin, length, text_before, fields);
     }
   }
