@@ -9,8 +9,9 @@
 // No allocation per event once the buffers have grown (they are reused across requests).
 //
 // Fast path: consecutive events of one stream are byte-identical but for a few values (the
-// token text, the usage counts). After an event is parsed in full, its bytes are kept as an
-// EventTemplate: literal bytes with "holes" at the extracted text strings and at every number.
+// token text, the usage counts). When a second event in a row is parsed in full, its bytes are
+// kept as an EventTemplate: literal bytes with "holes" at the extracted text strings and at
+// every number.
 // An event that repeats the literal bytes exactly, with a valid value of the template's kind
 // in each hole, is a valid JSON document of the same structure; its fields are read from the
 // holes without simdjson. Anything else takes the full parse (see sse_stream.cpp).
