@@ -157,4 +157,26 @@ void add_metadata_option(CLI::App& sub, std::vector<std::string>& target) {
       ->allow_extra_args();
 }
 
+void EngineOnlySettings::add_n(CLI::App& sub) {
+  add_vllm_option(sub, "--n", n_, "sequences per prompt (only 1 against a server)");
+}
+
+void EngineOnlySettings::add_switch(CLI::App& sub, const std::string& name) {
+  switches_.emplace_back(name, false);
+  sub.add_flag(name, switches_.back().second, "vLLM engine only: refused");
+}
+
+void EngineOnlySettings::check() const {
+  if (run::parse_int("--n", n_, 1, 1 << 20) != 1) {
+    throw core::Error(core::ErrorKind::kUsage, "--n",
+                      "only 1 against a server (one sequence per request)");
+  }
+  for (const auto& [name, given] : switches_) {
+    if (given) {
+      throw core::Error(core::ErrorKind::kUsage, name,
+                        "a setting of vLLM's offline engine; not available against a server");
+    }
+  }
+}
+
 }  // namespace servebench::cli::bench

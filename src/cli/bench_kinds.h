@@ -6,6 +6,7 @@
 // command reads its result back. Internal to the cli part.
 #pragma once
 
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,21 @@ void add_vllm_option(CLI::App& sub, const std::string& name, std::string& target
                      const std::string& help);
 // --metadata KEY=VALUE …, as `servebench run` takes it.
 void add_metadata_option(CLI::App& sub, std::vector<std::string>& target);
+
+// Settings only vLLM's offline engine has: parsed, so that the error can say why, then refused.
+class EngineOnlySettings {
+ public:
+  // --n: sequences per prompt, 1 against a server.
+  void add_n(CLI::App& sub);
+  // A switch of the engine (--profile, --disable-detokenize, …).
+  void add_switch(CLI::App& sub, const std::string& name);
+  // A usage error naming the first setting given (--n other than 1 first), if any.
+  void check() const;
+
+ private:
+  std::string n_ = "1";
+  std::deque<std::pair<std::string, bool>> switches_;  // name, given; a deque keeps addresses
+};
 
 // Flags the commands set on every run they make; given by the user they are refused.
 bool is_reserved_run_flag(const std::string& flag);

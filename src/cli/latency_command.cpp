@@ -26,10 +26,10 @@ namespace {
 namespace fs = std::filesystem;
 
 struct LatencyFlags {
-  std::string input_len = "32", output_len = "128", batch_size = "8", n = "1";
+  std::string input_len = "32", output_len = "128", batch_size = "8";
   std::string num_iters_warmup = "10", num_iters = "30", output_json;
   std::vector<std::string> metadata;
-  bool use_beam_search = false, profile = false, disable_detokenize = false;
+  bench::EngineOnlySettings engine_only;
 };
 
 struct LatencyPlan {
@@ -44,17 +44,7 @@ LatencyPlan validate(const LatencyFlags& f, const std::vector<std::string>& extr
   p.batch_size = run::parse_int("--batch-size", f.batch_size, 1, 1 << 20);
   p.warmups = run::parse_int("--num-iters-warmup", f.num_iters_warmup, 0, 1 << 20);
   p.iters = run::parse_int("--num-iters", f.num_iters, 1, 1 << 20);
-  if (run::parse_int("--n", f.n, 1, 1 << 20) != 1) {
-    throw core::Error(core::ErrorKind::kUsage, "--n",
-                      "only 1 against a server (one sequence per request)");
-  }
-  if (f.use_beam_search || f.profile || f.disable_detokenize) {
-    const char* flag = f.use_beam_search ? "--use-beam-search"
-                       : f.profile       ? "--profile"
-                                         : "--disable-detokenize";
-    throw core::Error(core::ErrorKind::kUsage, flag,
-                      "a setting of vLLM's offline engine; not available against a server");
-  }
+  f.engine_only.check();
   bench::check_pass_through(extras, "latency");
   p.pass_through = extras;
   return p;
@@ -195,15 +185,14 @@ Action add_latency_command(CLI::App& app, bool check_only) {
   opt("--input-len", f->input_len, "prompt tokens per request");
   opt("--output-len", f->output_len, "output tokens per request (ignore_eos)");
   opt("--batch-size", f->batch_size, "requests per iteration, sent at once");
-  opt("--n", f->n, "sequences per prompt (only 1 against a server)");
+  f->engine_only.add_n(*sub);
   opt("--num-iters-warmup", f->num_iters_warmup, "untimed iterations first");
   opt("--num-iters", f->num_iters, "timed iterations");
   opt("--output-json", f->output_json,
       "save vLLM's latency JSON here (and each run's result in <stem>.runs/)");
   bench::add_metadata_option(*sub, f->metadata);
-  sub->add_flag("--use-beam-search", f->use_beam_search, "vLLM engine only: refused");
-  sub->add_flag("--profile", f->profile, "vLLM engine only: refused");
-  sub->add_flag("--disable-detokenize", f->disable_detokenize, "vLLM engine only: refused");
+  for (const char* name : {"--use-beam-search", "--profile", "--disable-detokenize"})
+    f->engine_only.add_switch(*sub, name);
   return [f, sub, check_only]() -> int {
     const LatencyPlan plan = validate(*f, sub->remaining());
     if (!f->metadata.empty()) run::parse_pairs("--metadata", f->metadata, '=');

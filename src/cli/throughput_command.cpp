@@ -24,27 +24,17 @@ namespace fs = std::filesystem;
 
 struct ThroughputFlags {
   std::string backend = "vllm", dataset_name = "sharegpt", dataset, dataset_path;
-  std::string input_len, output_len, n = "1", num_prompts = "1000", output_json;
+  std::string input_len, output_len, num_prompts = "1000", output_json;
   std::string prefix_len = "0", random_range_ratio = "0.0";
   std::vector<std::string> metadata;
-  bool profile = false, disable_detokenize = false, async_engine = false;
+  bench::EngineOnlySettings engine_only;
 };
 
 // The `servebench run` arguments of the run (vLLM's get_requests and SamplingParams: every
 // prompt at once, temperature 1.0, top_p 1.0, ignore_eos).
 std::vector<std::string> run_args(const ThroughputFlags& f, const std::vector<std::string>& extras,
                                   const std::string& dir) {
-  if (run::parse_int("--n", f.n, 1, 1 << 20) != 1) {
-    throw core::Error(core::ErrorKind::kUsage, "--n",
-                      "only 1 against a server (one sequence per request)");
-  }
-  if (f.profile || f.disable_detokenize || f.async_engine) {
-    const char* flag = f.profile              ? "--profile"
-                       : f.disable_detokenize ? "--disable-detokenize"
-                                              : "--async-engine";
-    throw core::Error(core::ErrorKind::kUsage, flag,
-                      "a setting of vLLM's offline engine; not available against a server");
-  }
+  f.engine_only.check();
   // vLLM's engine backends: vllm (completions) and vllm-chat; hf and mii run no server.
   std::string backend;
   if (f.backend == "vllm") {
@@ -164,16 +154,15 @@ Action add_throughput_command(CLI::App& app, bool check_only) {
   opt("--dataset-path", f->dataset_path, "the dataset file");
   opt("--input-len", f->input_len, "random dataset: prompt tokens per request");
   opt("--output-len", f->output_len, "output tokens per request (overrides the dataset's)");
-  opt("--n", f->n, "sequences per prompt (only 1 against a server)");
+  f->engine_only.add_n(*sub);
   opt("--num-prompts", f->num_prompts, "prompts, all sent at once");
   opt("--prefix-len", f->prefix_len, "random dataset: shared prefix tokens");
   opt("--random-range-ratio", f->random_range_ratio, "random dataset: length range ratio");
   opt("--output-json", f->output_json,
       "save vLLM's throughput JSON here (and the run's result in <stem>.runs/)");
   bench::add_metadata_option(*sub, f->metadata);
-  sub->add_flag("--profile", f->profile, "vLLM engine only: refused");
-  sub->add_flag("--disable-detokenize", f->disable_detokenize, "vLLM engine only: refused");
-  sub->add_flag("--async-engine", f->async_engine, "vLLM engine only: refused");
+  for (const char* name : {"--profile", "--disable-detokenize", "--async-engine"})
+    f->engine_only.add_switch(*sub, name);
   return [f, sub, check_only]() -> int {
     const std::string dir = bench::runs_dir(f->output_json);
     const std::vector<std::string> args = run_args(*f, sub->remaining(), dir);

@@ -204,12 +204,14 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
     stats.connections_opened += s.connections_opened;
   }
   stats.kernel_stamped_reads = read_delay.count();
-  stats.arrival_clock = stats.reads_stamped_at_read == 0  ? "kernel"
-                        : stats.kernel_stamped_reads == 0 ? "read"
-                                                          : "mixed";
-  if (stats.kernel_stamped_reads == 0 && stats.reads_stamped_at_read == 0)
-    stats.arrival_clock =
-        options.kernel_arrival_times && stats.transport == "http1" ? "kernel" : "read";
+  const bool kernel = stats.kernel_stamped_reads > 0;
+  const bool read = stats.reads_stamped_at_read > 0;
+  stats.arrival_clock = kernel && read ? "mixed"
+                        : kernel       ? "kernel"
+                        : read         ? "read"
+                        // Nothing was read: what the run would have used.
+                        : options.kernel_arrival_times && stats.transport == "http1" ? "kernel"
+                                                                                     : "read";
   stats.read_delay_p50_ns = read_delay.quantile_ns(0.50);
   stats.read_delay_p99_ns = read_delay.quantile_ns(0.99);
   stats.read_delay_p999_ns = read_delay.quantile_ns(0.999);

@@ -66,6 +66,9 @@ TEST(Latency, RefusesWhatItSetsItselfAndEngineFlags) {
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("--profile: a setting of vLLM's offline engine"), std::string::npos)
       << o.err;
+  o = run(with_sim({"latency", "--n", "2"}), 30);
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("--n: only 1 against a server"), std::string::npos) << o.err;
   o = run(with_sim({"latency", "--num-iters", "0"}), 30);
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("--num-iters"), std::string::npos) << o.err;
@@ -89,6 +92,10 @@ TEST(Throughput, AllPromptsAtOnceWithVllmKeys) {
   EXPECT_NEAR(r["tokens_per_second"].get<double>(), r["total_num_tokens"].get<double>() / elapsed,
               1e-9);
   EXPECT_EQ(r["servebench"]["total_output_tokens"], 160);
+  o = run(with_sim({"throughput", "--async-engine"}), 30);
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("--async-engine: a setting of vLLM's offline engine"), std::string::npos)
+      << o.err;
   // Without a dataset path, --input-len is needed (vLLM's rule).
   o = run(with_sim({"throughput", "--num-prompts", "2"}), 30);
   EXPECT_EQ(o.exit_code, 2) << o.err;
