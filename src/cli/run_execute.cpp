@@ -1,6 +1,7 @@
 // The flow of `servebench run`, in vLLM's order (serve.py main_async + benchmark): target and
 // model → prompts → arrival times → initial test request → warmups → the run, each record
 // appended to the records file as it finishes → vLLM's console block → result JSON.
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -102,27 +103,68 @@ class RecordsFile {
  public:
   explicit RecordsFile(const std::string& path) : path_(path) {
     if (path.empty()) return;
-    file_ = std::fopen(path.c_str(), "w");
-    if (!file_) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd_ < 0) {
       throw core::Error(core::ErrorKind::kInput, "--records",
                         "cannot write '" + path + "': " + std::strerror(errno));
     }
   }
   ~RecordsFile() {
-    if (file_) std::fclose(file_);
+    flush();
+    if (fd_ >= 0) ::close(fd_);
   }
-  // One line per finished request, flushed at once: a killed run keeps what it measured.
+  RecordsFile(const RecordsFile&) = delete;
+  RecordsFile& operator=(const RecordsFile&) = delete;
+
+  // One line per finished request, kept until flush(): the client calls it after each batch of
+  // records it delivers (finished within a few ms of each other), so a killed run keeps what it
+  // measured and a busy one makes one write(2) per batch, not per request.
   void append(const record::RequestRecord& r) {
-    if (!file_) return;
-    std::string line = record::to_json_line(r);
-    line += '\n';
-    std::fwrite(line.data(), 1, line.size(), file_);
-    std::fflush(file_);
+    if (fd_ < 0) return;
+    if (pending_.empty()) first_pending_index_ = r.index;
+    pending_ += record::to_json_line(r);
+    pending_ += '\n';
+    if (pending_.size() >= kMaxPendingBytes) flush();
+  }
+
+  // Hands the pending lines to the kernel. A failed write (a full disk) is said once; the run and
+  // its result go on without the rest of the file.
+  void flush() {
+    const char* at = pending_.data();
+    size_t left = pending_.size();
+    while (fd_ >= 0 && left > 0) {
+      const ssize_t written = ::write(fd_, at, left);
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) {
+        std::fprintf(stderr,
+                     "servebench: --records '%s': write failed (%s); the record of request %llu "
+                     "and those delivered after it are not in the file (the result counts "
+                     "them)\n",
+                     path_.c_str(), written < 0 ? std::strerror(errno) : "nothing written",
+                     static_cast<unsigned long long>(first_pending_index_));
+        ::close(fd_);
+        fd_ = -1;
+        break;
+      }
+      at += written;
+      left -= static_cast<size_t>(written);
+    }
+    pending_.clear();
+  }
+
+  // `options` with flush() after each batch of delivered records.
+  client::RunOptions flushing(const client::RunOptions& options) {
+    client::RunOptions with_flush = options;
+    with_flush.after_records = [this] { flush(); };
+    return with_flush;
   }
 
  private:
+  static constexpr size_t kMaxPendingBytes = 1 << 20;
   std::string path_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
+  std::string pending_;
+  uint64_t first_pending_index_ = 0;
 };
 
 void make_dir(const std::string& dir, const char* flag) {
@@ -320,10 +362,11 @@ void run_warmups(const RunConfig& c, const client::Endpoint& ep, const client::B
     warm[i].follows = -1;
   }
   ProgressBar bar(warm.size(), !c.disable_tqdm);
-  client::run(ep, body, warm, options, tok, [&](record::RequestRecord&& r) {
+  client::run(ep, body, warm, records.flushing(options), tok, [&](record::RequestRecord&& r) {
     records.append(r);
     bar.update();
   });
+  records.flush();
   bar.close();
   std::printf("Warmup run completed.\n");
 }
@@ -388,19 +431,22 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   ServerMetricsRecorder server_metrics(scrape);
   server_metrics.start();
   ProgressBar bar(plan.size(), !c.disable_tqdm && !g_stop.load());
-  m.stats = client::run(ep, body, plan, options, tok, [&](record::RequestRecord&& r) {
-    // Stopped before it was sent (Ctrl-C, a stop rule, the end of --duration): not part of
-    // the run.
-    if (r.sent_ns < 0 && (g_stop.load() || c.limits.duration_s > 0)) {
-      ++m.not_sent;
-      return;
-    }
-    stop_rules.observe(r);
-    records_file.append(r);
-    m.records.push_back(std::move(r));
-    bar.update();
-    if (c.coordination) c.coordination->on_record();  // several targets' combined bar
-  });
+  m.stats = client::run(ep, body, plan, records_file.flushing(options), tok,
+                        [&](record::RequestRecord&& r) {
+                          // Stopped before it was sent (Ctrl-C, a stop rule, the end of
+                          // --duration): not part of the run.
+                          if (r.sent_ns < 0 && (g_stop.load() || c.limits.duration_s > 0)) {
+                            ++m.not_sent;
+                            return;
+                          }
+                          stop_rules.observe(r);
+                          records_file.append(r);
+                          m.records.push_back(std::move(r));
+                          bar.update();
+                          if (c.coordination)
+                            c.coordination->on_record();  // several targets' combined bar
+                        });
+  records_file.flush();
   bar.close();
   m.server_metrics = server_metrics.stop(m.stats.t0_mono_ns, c.save_detailed);
   m.interrupted = g_interrupts.load() > 0;

@@ -146,6 +146,17 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
     double system_base = 0;
     double user_base = thread_cpu_seconds(&system_base);
     std::deque<record::RequestRecord> batch;
+    auto deliver = [&](const auto& call) {
+      if (sink_failure) return;
+      try {
+        call();
+      } catch (...) {
+        // The caller gave up: stop the loops at once, then rethrow once they are joined.
+        sink_failure = std::current_exception();
+        shared.abort.store(true);
+        for (auto& loop : loops) loop->wake();
+      }
+    };
     for (bool all_finished = false; !all_finished;) {
       {
         std::unique_lock lock(shared.mutex);
@@ -169,16 +180,9 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
             record.client_output_tokens = 0;
         }
         if (record.sent_ns >= 0) last_done_ns = std::max(last_done_ns, record.done_ns);
-        if (sink_failure) continue;
-        try {
-          sink(std::move(record));
-        } catch (...) {
-          // The caller gave up: stop the loops at once, then rethrow once they are joined.
-          sink_failure = std::current_exception();
-          shared.abort.store(true);
-          for (auto& loop : loops) loop->wake();
-        }
+        deliver([&] { sink(std::move(record)); });
       }
+      if (!batch.empty() && options.after_records) deliver(options.after_records);
       batch.clear();
     }
     cpu.add_this_thread(user_base, system_base);

@@ -707,6 +707,36 @@ TEST_P(ClientRun, MaxConcurrencyIsNeverExceeded) {
   }
 }
 
+// after_records follows every batch of sink calls on the sink's thread, and the last one
+// comes after the last record (a caller that buffers records writes them all out).
+TEST_P(ClientRun, AfterRecordsFollowsEachBatchAndTheLastRecord) {
+  ScriptServer server([](const Request& request) {
+    return testing::sse_reply(completion_events(request, 2), /*delay_ms=*/5);
+  });
+  std::vector<PlannedRequest> plan = make_plan(40, 2);
+  for (size_t i = 0; i < plan.size(); ++i)
+    plan[i].intended_ns = static_cast<int64_t>(i % 4) * 20'000'000;  // four waves
+  std::atomic<int> delivered{0};
+  std::vector<int> delivered_at_each_call;
+  std::optional<std::thread::id> hook_thread, sink_thread;
+  RunOptions options;
+  options.after_records = [&] {
+    delivered_at_each_call.push_back(delivered.load());
+    hook_thread = std::this_thread::get_id();
+  };
+  RunResult result =
+      run_plan(endpoint_for(server), body_options(), plan, options, [&](const RequestRecord&) {
+        ++delivered;
+        sink_thread = std::this_thread::get_id();
+      });
+  expect_one_record_each(result, 40);
+  ASSERT_GE(delivered_at_each_call.size(), 2u);  // the waves are 20 ms apart
+  for (size_t i = 1; i < delivered_at_each_call.size(); ++i)
+    EXPECT_GT(delivered_at_each_call[i], delivered_at_each_call[i - 1]);  // no empty batch
+  EXPECT_EQ(delivered_at_each_call.back(), 40);
+  EXPECT_EQ(hook_thread, sink_thread);
+}
+
 TEST_P(ClientRun, UnlimitedConcurrencySendsEverythingAtOnce) {
   ScriptServer server([](const Request& request) {
     return testing::sse_reply(completion_events(request, 3), /*delay_ms=*/100);

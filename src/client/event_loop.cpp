@@ -155,6 +155,9 @@ struct EventLoop::Impl {
   std::vector<std::unique_ptr<Exchange>> exchanges;  // every exchange ever made (the pool)
   std::vector<Exchange*> idle;
   std::vector<record::RequestRecord> outbox;
+  // Streamed text bytes per chunk in this loop's last response with chunks (the first guess: a
+  // few bytes, as most tokens), for sizing the next record's text before it grows.
+  size_t text_bytes_per_chunk = 8;
 
   Impl(RunShared& s, EventLoop* loop, std::vector<const PlannedRequest*> p)
       : shared(s), self(loop), plan(std::move(p)) {}
@@ -337,10 +340,14 @@ struct EventLoop::Impl {
     Exchange* exchange = acquire_exchange();
     exchange->request = &p;
     exchange->record = identity_record(p);
-    size_t expected_chunks = static_cast<size_t>(std::max(0, p.plan->max_tokens)) + 2;
+    // Room for the answer asked for, up to a cap: records are kept for the whole run, and a
+    // large max_tokens that ends early at EOS must not hold its unused room (it grows past
+    // the cap by doubling).
+    constexpr size_t kMaxReservedChunks = 1024;
+    const size_t expected_chunks =
+        std::min(static_cast<size_t>(std::max(0, p.plan->max_tokens)) + 2, kMaxReservedChunks);
     exchange->record.chunk_ns.reserve(expected_chunks);
-    exchange->record.chunk_tokens.reserve(expected_chunks);
-    exchange->record.generated_text.reserve(expected_chunks * 8);
+    exchange->record.generated_text.reserve(expected_chunks * text_bytes_per_chunk);
     exchange->reader.begin(&exchange->record);
     exchange->error_body.clear();
     exchange->status = 0;
@@ -422,6 +429,12 @@ struct EventLoop::Impl {
   // --- finishing
 
   void emit(record::RequestRecord&& record) {
+    if (!record.chunk_ns.empty()) {
+      // Clamped: one odd response (huge or empty chunks) must not size every next one.
+      constexpr size_t kMaxGuess = 64;
+      text_bytes_per_chunk = std::clamp<size_t>(
+          record.generated_text.size() / record.chunk_ns.size() + 1, 1, kMaxGuess);
+    }
     outbox.push_back(std::move(record));
     --remaining;
   }

@@ -211,6 +211,28 @@ void Http1Response::parse_head(ResponseSink& sink) {
   }
 }
 
+size_t Http1Response::feed_whole_chunks(const char* data, size_t length, ResponseSink& sink) {
+  size_t offset = 0;
+  for (;;) {
+    size_t at = offset;
+    uint64_t size = 0;
+    int digits = 0;
+    for (; at < length && digits <= kMaxChunkSizeDigits; ++at, ++digits) {
+      const int digit = hex_digit(data[at]);
+      if (digit < 0) break;
+      size = size * 16 + static_cast<uint64_t>(digit);
+    }
+    if (digits == 0 || digits > kMaxChunkSizeDigits || size == 0) return offset;
+    if (length - at < 2 || data[at] != '\r' || data[at + 1] != '\n') return offset;
+    at += 2;
+    if (length - at < size + 2 || data[at + size] != '\r' || data[at + size + 1] != '\n')
+      return offset;
+    sink.on_body(data + at, static_cast<size_t>(size));
+    body_bytes_ += size;
+    offset = static_cast<size_t>(at + size + 2);
+  }
+}
+
 size_t Http1Response::feed_chunked(const char* data, size_t length, ResponseSink& sink) {
   size_t offset = 0;
   auto end_of_size_line = [&] {
@@ -227,6 +249,10 @@ size_t Http1Response::feed_chunked(const char* data, size_t length, ResponseSink
     }
   };
   while (offset < length && state_ != State::kDone && state_ != State::kFailed) {
+    if (state_ == State::kChunkSize && chunk_size_digits_ == 0) {
+      offset += feed_whole_chunks(data + offset, length - offset, sink);
+      if (offset == length) break;
+    }
     char c = data[offset];
     switch (state_) {
       case State::kChunkSize: {

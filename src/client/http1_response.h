@@ -61,6 +61,10 @@ class Http1Response {
   void parse_head(ResponseSink& sink);
   size_t feed_head(const char* data, size_t length, ResponseSink& sink);
   size_t feed_chunked(const char* data, size_t length, ResponseSink& sink);
+  // The usual case, from the start of a chunk-size line: whole "<hex>\r\n<data>\r\n" chunks
+  // passed on without the byte-at-a-time states (a chunk split across reads, an extension, the
+  // last chunk or anything odd is left to feed_chunked). Returns the bytes used.
+  size_t feed_whole_chunks(const char* data, size_t length, ResponseSink& sink);
   // Hands on up to remaining_ body bytes; returns how many.
   size_t pass_body(const char* data, size_t available, ResponseSink& sink);
 

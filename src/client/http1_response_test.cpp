@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,35 @@ TEST(Http1Response, ChunkedBodyIsTheSameWhateverTheReadSizes) {
     EXPECT_EQ(outcome.sink.body, "data: {\"a\":1}\n\ndata: [DONE]\r\n") << "piece " << piece;
     EXPECT_TRUE(response.keep_alive());
     EXPECT_EQ(response.body_bytes(), 29u);
+  }
+}
+
+// Many chunks per read take the whole-chunk path; chunks split across reads, extensions,
+// leading zeros, upper- and lower-case digits and a bare LF line end take the byte-at-a-time
+// path. Both must give the same body whatever the read sizes.
+TEST(Http1Response, ManyChunksGiveTheSameBodyOnEitherPath) {
+  std::string input = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string expected;
+  const char* const kSizeFormats[] = {"%zx", "%zX", "00%zx", "%zx;e=1", "%zx"};
+  for (size_t i = 0; i < 60; ++i) {
+    const size_t size = 1 + (i * 37) % 300;
+    std::string data(size, static_cast<char>('a' + i % 26));
+    data.back() = '\n';
+    char line[32];
+    std::snprintf(line, sizeof line, kSizeFormats[i % 5], size);
+    input += line;
+    input += i % 11 == 10 ? "\n" : "\r\n";
+    input += data + "\r\n";
+    expected += data;
+  }
+  input += "0\r\n\r\n";
+  for (size_t piece : {size_t{1}, size_t{5}, size_t{97}, size_t{1000}, input.size()}) {
+    Http1Response response;
+    Outcome outcome = feed_in_pieces(response, input, piece);
+    EXPECT_EQ(outcome.progress, Progress::kComplete) << "piece " << piece;
+    EXPECT_EQ(outcome.consumed, input.size()) << "piece " << piece;
+    EXPECT_EQ(outcome.sink.body, expected) << "piece " << piece;
+    EXPECT_EQ(response.body_bytes(), expected.size()) << "piece " << piece;
   }
 }
 

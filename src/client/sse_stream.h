@@ -60,9 +60,11 @@ struct EventTemplate {
   uint32_t hole_count = 0;
   bool valid = false;
   bool finish_reason = false;  // the event's finish_reason was not null
+  bool single_line = false;    // no '\n' in bytes: whole blocks are matched in place
 };
 
-struct EventFields;  // what one event says (sse_stream.cpp)
+struct EventFields;    // what one event says (sse_stream.cpp)
+struct TemplateMatch;  // where an event's holes are (sse_stream.cpp)
 
 class StreamReader {
  public:
@@ -97,6 +99,12 @@ class StreamReader {
   void on_block(const char* begin, const char* end, uint64_t offset, int64_t now_ns,
                 bool single_line);
   void on_data(const char* begin, size_t length, uint64_t offset, int64_t now_ns);
+  // A template-matching block at the start of `block`: taken, and its bytes returned (0: not
+  // one, scan() goes on as usual).
+  size_t template_block(const char* block, size_t available, int64_t now_ns);
+  void take_template_match(const char* event, const TemplateMatch& match, int64_t now_ns);
+  // What an event said, into the record.
+  void take_fields(const EventFields& fields, const std::string& error_message, int64_t now_ns);
   void fail(std::string message);
   void learn_template(const char* begin, size_t length, size_t text_before,
                       const EventFields& fields);

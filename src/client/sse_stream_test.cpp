@@ -48,26 +48,30 @@ struct Result {
   bool saw_done = false;
   int64_t done_ns = -1;
   bool failed = false;
+  uint64_t template_hits = 0;
 };
 
-// Feeds `body` in pieces of `piece_bytes` (0 = one piece), every piece at `now_ns`, then
-// finishes at `finish_ns`.
+// Feeds `body` in pieces of `piece_bytes` (0 = one piece), the first at `now_ns` and each
+// next `step_ns` later, then finishes at `finish_ns`.
 Result read_body(std::string_view body, size_t piece_bytes = 0, int64_t now_ns = 100,
-                 int64_t finish_ns = 900) {
+                 int64_t finish_ns = 900, bool template_enabled = true, int64_t step_ns = 0) {
   ParseScratch scratch;
   StreamReader reader(&scratch);
+  reader.set_template_enabled(template_enabled);
   Result result;
   reader.begin(&result.record);
   if (piece_bytes == 0) piece_bytes = body.size() + 1;
   for (size_t at = 0; at < body.size(); at += piece_bytes) {
     std::string piece(body.substr(at, piece_bytes));  // own buffer: the reader may not keep it
     reader.feed(piece.data(), piece.size(), now_ns);
+    now_ns += step_ns;
   }
   reader.finish(finish_ns);
   result.events = reader.events();
   result.saw_done = reader.saw_done();
   result.done_ns = reader.done_ns();
   result.failed = reader.failed();
+  result.template_hits = reader.template_hits();
   return result;
 }
 
@@ -588,6 +592,42 @@ TEST(StreamReaderTemplate, LongStreamsTakeTheFastPath) {
       EXPECT_EQ(r.chunk_tokens, std::vector<int32_t>(300, 1)) << shape.name;
       EXPECT_EQ(r.server_completion_tokens, 300) << shape.name;
     }
+  }
+}
+
+// Template events are matched in place inside whole blocks (no newline search first). Every
+// framing around them that scan() and on_block() accept, or reject, must read the same with
+// the template on and off, however the body is split into reads.
+TEST(StreamReaderTemplate, FramingAroundTemplateEventsChangesNothing) {
+  const char* const framings[][2] = {
+      {"data: ", "\n\n"},        {"data:", "\n\n"},
+      {"data: ", "\r\n\r\n"},    {"data: ", "\r\n\n"},
+      {"data: ", "\n\r\n"},      {"data: ", "  \n\n"},
+      {"data: ", "\r\r\n\n"},    {": ping\n\ndata: ", "\n\n"},
+      {"data: ", "\nid: 7\n\n"}, {"event: token\ndata: ", "\n\n"},
+      {"data:  ", "\n\n"},       {"data: ", "\t\n\n"},
+  };
+  std::vector<std::string> events = token_stream(vllm_completion_event, 120);
+  std::string body;
+  for (size_t i = 0; i < events.size(); ++i) {
+    // Runs of the plain framing (so a template is learned and used), then each other framing.
+    const auto& framing = framings[i % 24 < 12 ? 0 : i % 12];
+    body += framing[0] + events[i] + framing[1];
+  }
+  // A one-line template followed by its event split over two data lines (the '\n' joins them
+  // as JSON whitespace after the '{').
+  body += "data: {\ndata: " + events.back().substr(1) + "\n\ndata: [DONE]\n\n";
+  for (size_t piece : {size_t{0}, size_t{1}, size_t{5}, size_t{300}, size_t{4096}}) {
+    // Each read 1 ns after the previous: an event taken before its blank line arrived would
+    // show in its chunk time.
+    const Result fast = read_body(body, piece, 100, 1'000'000, true, 1);
+    const Result slow = read_body(body, piece, 100, 1'000'000, false, 1);
+    const std::string context = "pieces of " + std::to_string(piece);
+    expect_same(fast, slow, context);
+    EXPECT_TRUE(fast.record.success) << context << ": " << fast.record.error;
+    EXPECT_EQ(fast.record.chunk_ns.size(), 121u) << context;
+    EXPECT_GT(fast.template_hits, 60u) << context;
+    EXPECT_EQ(slow.template_hits, 0u) << context;
   }
 }
 

@@ -1,4 +1,5 @@
 #include <charconv>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -30,14 +31,32 @@ void append_int(std::string& out, int64_t value) {
   out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
 }
 
+// Written in place into room for the longest numbers, then cut to size: an append per number
+// was most of the cost of a long stream's record.
 template <typename Int>
 void append_array(std::string& out, const std::vector<Int>& values) {
-  out.push_back('[');
+  constexpr size_t kMaxNumberBytes = 21;  // "-9223372036854775808,"
+  const size_t at = out.size();
+  out.resize(at + 2 + values.size() * kMaxNumberBytes);
+  char* cursor = out.data() + at;
+  char* const end = out.data() + out.size();
+  *cursor++ = '[';
+  const char* previous = cursor;  // the last number's digits, copied when it repeats (the
+  size_t previous_size = 0;       // events of one read share its arrival time)
   for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    append_int(out, values[i]);
+    if (i > 0) *cursor++ = ',';
+    if (i > 0 && values[i] == values[i - 1]) {
+      std::memcpy(cursor, previous, previous_size);
+      previous = cursor;
+      cursor += previous_size;
+      continue;
+    }
+    previous = cursor;
+    cursor = std::to_chars(cursor, end, values[i]).ptr;
+    previous_size = static_cast<size_t>(cursor - previous);
   }
-  out.push_back(']');
+  *cursor++ = ']';
+  out.resize(static_cast<size_t>(cursor - out.data()));
 }
 
 // A JSON string of valid UTF-8, as nlohmann's dump writes it.
@@ -87,8 +106,9 @@ std::string to_json_line(const RequestRecord& r) {
   if (!valid_utf8(r.generated_text) || !valid_utf8(r.error) || !valid_utf8(r.request_id))
     return to_json_line_replacing_invalid_utf8(r);
   std::string out;
-  out.reserve(400 + r.generated_text.size() + r.error.size() + 14 * r.chunk_ns.size() +
-              3 * r.chunk_tokens.size());
+  // Room for every number at its longest (append_array writes in place), so one allocation.
+  out.reserve(400 + r.generated_text.size() + r.error.size() +
+              21 * (r.chunk_ns.size() + r.chunk_tokens.size()));
   auto key = [&out](std::string_view name) {
     out += out.empty() ? "{\"" : ",\"";
     out += name;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -83,8 +85,14 @@ RequestRecord full_record(std::string text) {
   r.first_token_ns = 5001;
   r.last_token_ns = 9'000'000'000'000;
   r.done_ns = 9'000'000'000'100;
-  r.chunk_ns = {5001, 7000, 9'000'000'000'000};
-  r.chunk_tokens = {1, 0, -2};
+  // The longest numbers there are (append_array writes them into room it sizes first).
+  r.chunk_ns = {5001, 7000, 9'000'000'000'000, std::numeric_limits<int64_t>::max(),
+                std::numeric_limits<int64_t>::min()};
+  for (int64_t i = 0; i < 300; ++i) r.chunk_ns.push_back(-i * 1'000'000'007);
+  // Runs of one value (the events of one read share its time), the longest number among them.
+  for (int64_t value : {42, 42, 42, 7, 7, 0, 0}) r.chunk_ns.push_back(value);
+  r.chunk_ns.insert(r.chunk_ns.end(), 3, std::numeric_limits<int64_t>::min());
+  r.chunk_tokens = {1, 1, 0, -2, std::numeric_limits<int32_t>::min(), -2};
   r.prompt_tokens = 10;
   r.expected_output_tokens = 4;
   r.server_prompt_tokens = 11;

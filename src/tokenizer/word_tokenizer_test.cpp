@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <random>
+#include <string>
+
 #include "tokenizer/tokenizer.h"
 
 namespace servebench::tokenizer {
@@ -34,6 +38,22 @@ TEST(WordTokenizer, EncodeCountsMatchCount) {
   for (TokenId id : tok->encode(text)) {
     EXPECT_GE(id, 0);
     EXPECT_LT(id, tok->vocab_size());
+  }
+}
+
+// count() does not split (texts of 64 bytes and more go through bit masks); encode() does.
+// Random mixes of the byte classes (words, UTF-8, punctuation, single and repeated spaces,
+// other whitespace, at either end and across 64-byte blocks) must agree.
+TEST(WordTokenizer, CountAgreesWithEncodeOnRandomText) {
+  auto tok = make_word_tokenizer();
+  const std::string pieces[] = {" ", "  ", "\n", " \n", "\t ",  "ab",     "Z9_", "\xc3\xa9",
+                                ",", "!?", " x", "\v",  "\x7f", "\x01`{", "@[/", "a_0"};
+  std::mt19937 random(7);
+  for (int round = 0; round < 5000; ++round) {
+    std::string text;
+    const int parts = static_cast<int>(random() % (round % 2 ? 12 : 150));
+    for (int p = 0; p < parts; ++p) text += pieces[random() % std::size(pieces)];
+    ASSERT_EQ(tok->count(text), tok->encode(text).size()) << "text '" << text << "'";
   }
 }
 

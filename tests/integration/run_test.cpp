@@ -209,6 +209,19 @@ TEST(RunEmbedded, ChatBackendWithRateConcurrencyWarmupsAndDetailedResult) {
   EXPECT_EQ(warmups, 3u);
 }
 
+TEST(RunEmbedded, AFailedRecordsWriteIsSaidOnceAndTheRunGoesOn) {
+  TempDir dir;
+  Outcome o = run({"run", "--num-prompts", "12", "--random-input-len", "16", "--random-output-len",
+                   "4", "--disable-tqdm", "--records", "/dev/full", "--save-result", "--result-dir",
+                   dir.path(), "--result-filename", "r.json"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::string said = "servebench: --records '/dev/full': write failed (";
+  ASSERT_NE(o.err.find(said), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find(said, o.err.find(said) + 1), std::string::npos) << "said twice: " << o.err;
+  EXPECT_EQ(console_value(o.out, "Successful requests:"), 12);
+  EXPECT_EQ(read_jsonl(dir.path() + "/r.json").at(0)["completed"].get<int>(), 12);
+}
+
 TEST(RunExternal, AgainstServebenchSimWithBaseUrlAndModelDiscovery) {
   const int port = free_port();
   Background sim(sim_args(port, "org/ext-model"));
