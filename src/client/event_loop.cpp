@@ -369,6 +369,20 @@ struct EventLoop::Impl {
     return acquire();
   }
 
+  // Paced requests due now, while the transport can send them on open connections: called
+  // between the ready sockets of one batch, so that a send waits for one socket's work rather
+  // than the whole batch's. Opening a connection there instead (its responses still unread in
+  // the batch) snowballs under load: every late send opened one more.
+  void dispatch_due_on_open_connections() {
+    while (!stopping && !next_held && next < paced.size() &&
+           t0 + paced[next]->intended_ns <= core::mono_ns() && transport->has_idle_connection()) {
+      Prepared& p = *paced[next];
+      if (!try_acquire_paced(p)) return;  // a slot frees later: the next full pass handles it
+      start(p);
+      ++next;
+    }
+  }
+
   // Sends the later turns that are ready, then every paced request that is due (spinning for
   // the last kSpinNs), while slots are free.
   void dispatch_due() {
@@ -631,6 +645,7 @@ struct EventLoop::Impl {
       int ready = epoll_wait(epoll_fd, events, kMaxEvents, epoll_timeout_ms(core::mono_ns()));
       if (ready < 0 && errno != EINTR) throw_internal("epoll_wait");
       for (int i = 0; i < ready; ++i) {
+        if (i > 0) dispatch_due_on_open_connections();
         uint64_t tag = events[i].data.u64;
         if (tag == kPaceTag) {
           uint64_t expirations;

@@ -155,6 +155,8 @@ class Http1Transport final : public Transport {
     in_start_ = false;
   }
 
+  bool has_idle_connection() const override { return !idle_.empty(); }
+
   void on_ready(uint64_t tag, uint32_t events) override {
     auto* connection = reinterpret_cast<Connection*>(tag);
     switch (connection->state) {

@@ -94,6 +94,9 @@ class Transport {
   virtual int64_t next_deadline_ns() = 0;
   // Drops an active exchange without reporting it (stop's drain timeout, shutdown).
   virtual void abort(Exchange& exchange) = 0;
+  // Whether start() would send on a connection already open (no connect): the loop then sends
+  // a request that fell due in the middle of a batch of ready sockets at once.
+  virtual bool has_idle_connection() const { return false; }
 };
 
 std::unique_ptr<Transport> make_curl_transport(TransportContext& context);
