@@ -645,6 +645,10 @@ struct EventLoop::Impl {
       int ready = epoll_wait(epoll_fd, events, kMaxEvents, epoll_timeout_ms(core::mono_ns()));
       if (ready < 0 && errno != EINTR) throw_internal("epoll_wait");
       for (int i = 0; i < ready; ++i) {
+        const uint64_t tag = events[i].data.u64;
+        if (tag != kPaceTag && tag != kWakeTag) transport->prefetch(tag);
+      }
+      for (int i = 0; i < ready; ++i) {
         if (i > 0) dispatch_due_on_open_connections();
         uint64_t tag = events[i].data.u64;
         if (tag == kPaceTag) {

@@ -14,7 +14,9 @@
 // every number.
 // An event that repeats the literal bytes exactly, with a valid value of the template's kind
 // in each hole, is a valid JSON document of the same structure; its fields are read from the
-// holes without simdjson. Anything else takes the full parse (see sse_stream.cpp).
+// holes without simdjson. Anything else takes the full parse (see sse_stream.cpp). A block
+// "data: <event>" that matches a one-line template is taken in place, its end found by the
+// match rather than by a newline search first.
 #pragma once
 
 #include <array>

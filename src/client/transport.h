@@ -94,6 +94,10 @@ class Transport {
   virtual int64_t next_deadline_ns() = 0;
   // Drops an active exchange without reporting it (stop's drain timeout, shutdown).
   virtual void abort(Exchange& exchange) = 0;
+  // on_ready(tag, …) follows soon: the loop calls this for every socket of a batch first, so
+  // that the cache misses on their state overlap instead of coming one after another (with
+  // hundreds of streams, each socket's state has left the cache since its last event).
+  virtual void prefetch(uint64_t /*tag*/) const {}
   // Whether start() would send on a connection already open (no connect): the loop then sends
   // a request that fell due in the middle of a batch of ready sockets at once.
   virtual bool has_idle_connection() const { return false; }
