@@ -431,21 +431,20 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   ServerMetricsRecorder server_metrics(scrape);
   server_metrics.start();
   ProgressBar bar(plan.size(), !c.disable_tqdm && !g_stop.load());
-  m.stats = client::run(ep, body, plan, records_file.flushing(options), tok,
-                        [&](record::RequestRecord&& r) {
-                          // Stopped before it was sent (Ctrl-C, a stop rule, the end of
-                          // --duration): not part of the run.
-                          if (r.sent_ns < 0 && (g_stop.load() || c.limits.duration_s > 0)) {
-                            ++m.not_sent;
-                            return;
-                          }
-                          stop_rules.observe(r);
-                          records_file.append(r);
-                          m.records.push_back(std::move(r));
-                          bar.update();
-                          if (c.coordination)
-                            c.coordination->on_record();  // several targets' combined bar
-                        });
+  const client::RunOptions writing_records = records_file.flushing(options);
+  m.stats = client::run(ep, body, plan, writing_records, tok, [&](record::RequestRecord&& r) {
+    // Stopped before it was sent (Ctrl-C, a stop rule, the end of --duration): not part of
+    // the run.
+    if (r.sent_ns < 0 && (g_stop.load() || c.limits.duration_s > 0)) {
+      ++m.not_sent;
+      return;
+    }
+    stop_rules.observe(r);
+    records_file.append(r);
+    m.records.push_back(std::move(r));
+    bar.update();
+    if (c.coordination) c.coordination->on_record();  // several targets' combined bar
+  });
   records_file.flush();
   bar.close();
   m.server_metrics = server_metrics.stop(m.stats.t0_mono_ns, c.save_detailed);

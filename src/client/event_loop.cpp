@@ -374,8 +374,10 @@ struct EventLoop::Impl {
   // than the whole batch's. Opening a connection there instead (its responses still unread in
   // the batch) snowballs under load: every late send opened one more.
   void dispatch_due_on_open_connections() {
-    while (!stopping && !next_held && next < paced.size() &&
-           t0 + paced[next]->intended_ns <= core::mono_ns() && transport->has_idle_connection()) {
+    for (int started = 0; started < kMaxStartsPerPass; ++started) {
+      if (stopping || next_held || next >= paced.size() || !transport->has_idle_connection() ||
+          t0 + paced[next]->intended_ns > core::mono_ns())
+        return;
       Prepared& p = *paced[next];
       if (!try_acquire_paced(p)) return;  // a slot frees later: the next full pass handles it
       start(p);
