@@ -158,6 +158,8 @@ struct EventLoop::Impl {
   // Streamed text bytes per chunk in this loop's last response with chunks (the first guess: a
   // few bytes, as most tokens), for sizing the next record's text before it grows.
   size_t text_bytes_per_chunk = 8;
+  // A slot freed by this loop while it waited for one: its next pass can take it.
+  bool slot_freed_here = false;
 
   Impl(RunShared& s, EventLoop* loop, std::vector<const PlannedRequest*> p)
       : shared(s), self(loop), plan(std::move(p)) {}
@@ -283,9 +285,14 @@ struct EventLoop::Impl {
 
   void wake_waiting_loops() {
     // This loop too: its held request goes out on its next pass, and with nothing else in
-    // flight no socket or timer event would end the epoll_wait that comes first.
+    // flight no socket or timer event would end the epoll_wait that comes first. It is told so
+    // without a system call: its next epoll_wait does not wait.
     for (EventLoop* loop : shared.loops) {
-      if (loop->impl_->waiting_for_slot.load()) loop->wake();
+      if (!loop->impl_->waiting_for_slot.load()) continue;
+      if (loop == self)
+        slot_freed_here = true;
+      else
+        loop->wake();
     }
   }
 
@@ -390,6 +397,7 @@ struct EventLoop::Impl {
   void dispatch_due() {
     int64_t now = core::mono_ns();
     more_due = false;
+    slot_freed_here = false;
     int started = 0;
     turn_held = false;
     while (!stopping && !ready_turns.empty()) {
@@ -613,7 +621,7 @@ struct EventLoop::Impl {
       ns = std::max<int64_t>(0, ns);
       timeout_ns = timeout_ns < 0 ? ns : std::min(timeout_ns, ns);
     };
-    if (more_due || (!ready_turns.empty() && !turn_held)) at_most(0);
+    if (more_due || slot_freed_here || (!ready_turns.empty() && !turn_held)) at_most(0);
     if (!outbox.empty()) at_most(kOutboxRetryNs);
     if (int64_t deadline = transport->next_deadline_ns(); deadline >= 0)
       at_most(deadline - now_abs);
