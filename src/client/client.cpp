@@ -175,7 +175,8 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
       for (record::RequestRecord& record : batch) {
         // A loop that spins towards its next send never sleeps, so nothing preempts this thread
         // before the next scheduler tick (4 ms at HZ=250, whatever its slice): it gives the
-        // core back itself. Unneeded yields return at once.
+        // core back itself. Unneeded yields return at once; so do yields while the scheduler
+        // still owes this thread time (docs/performance.md, "Record delivery…").
         if (core::mono_ns() - slice_start_ns > kDeliverySliceNs) {
           sched_yield();
           slice_start_ns = core::mono_ns();
