@@ -1,16 +1,15 @@
 #include "client/client.h"
 
-#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <thread>
 #include <unordered_map>
 
 #include "client/curl_transport.h"
+#include "client/delivery.h"
 #include "client/event_loop.h"
 #include "client/request_body.h"
 #include "client/sse_stream.h"
@@ -86,6 +85,11 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
   stats.transport = detail::use_http1_transport(endpoint, options.http_engine) ? "http1" : "curl";
   if (plan.empty()) return stats;
   core::raise_open_files_limit();  // before the loops size their connection caches by it
+  // Room for a connection per request, and the embedded simulator's side of each, before t0
+  // (a table grown mid-run stalled the loop for 5-20 ms; beyond the cap it grows by doubling).
+  constexpr uint64_t kSpareDescriptors = 256, kMaxReservedDescriptors = 65'536;
+  core::reserve_descriptor_table(
+      std::min<uint64_t>(2 * plan.size() + kSpareDescriptors, kMaxReservedDescriptors));
 
   detail::RunShared shared;
   shared.endpoint = &endpoint;
@@ -105,6 +109,8 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
     loop->prepare();  // bodies and handles before t0: the send path does no JSON work
   }
 
+  detail::Delivery delivery(shared, options, tokenizer, sink);
+  shared.delivery = &delivery;
   CpuMeter cpu;
   double caller_system_base = 0;
   double caller_user_base = thread_cpu_seconds(&caller_system_base);
@@ -136,66 +142,13 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
     });
   }
 
-  // Deliver records as they finish, counting output tokens, on a thread that yields to the loops
+  // Records are delivered by the loops in their idle time and by a thread that yields to them
   // (nice 19 in short slices): on a shared core the sink's work (JSON lines, file writes) then
   // waits for the event loops instead of delaying their sends and reads (docs/performance.md).
-  std::exception_ptr sink_failure;
-  int64_t last_done_ns = 0;
-  constexpr auto kDeliveryPoll = std::chrono::milliseconds(5);
-  constexpr int64_t kDeliverySliceNs = 50'000;
   std::thread deliverer([&] {
-    core::make_this_thread_background();
     double system_base = 0;
     double user_base = thread_cpu_seconds(&system_base);
-    std::deque<record::RequestRecord> batch;
-    auto deliver = [&](const auto& call) {
-      if (sink_failure) return;
-      try {
-        call();
-      } catch (...) {
-        // The caller gave up: stop the loops at once, then rethrow once they are joined.
-        sink_failure = std::current_exception();
-        shared.abort.store(true);
-        for (auto& loop : loops) loop->wake();
-      }
-    };
-    for (bool all_finished = false; !all_finished;) {
-      {
-        std::unique_lock lock(shared.mutex);
-        // The loops wake this thread for batches of records (event_loop.cpp); a few left
-        // behind are taken at the next look.
-        shared.ready.wait_for(lock, kDeliveryPoll, [&] {
-          return !shared.finished.empty() ||
-                 shared.loops_finished == static_cast<int>(loops.size());
-        });
-        batch.swap(shared.finished);
-        all_finished = shared.loops_finished == static_cast<int>(loops.size());
-      }
-      int64_t slice_start_ns = core::mono_ns();
-      for (record::RequestRecord& record : batch) {
-        // A loop that spins towards its next send never sleeps, so nothing preempts this thread
-        // before the next scheduler tick (4 ms at HZ=250, whatever its slice): it gives the
-        // core back itself. Unneeded yields return at once; so do yields while the scheduler
-        // still owes this thread time (docs/performance.md, "Record delivery…").
-        if (core::mono_ns() - slice_start_ns > kDeliverySliceNs) {
-          sched_yield();
-          slice_start_ns = core::mono_ns();
-        }
-        // Only where the server's usage does not say (absent or 0), as vLLM's `if not
-        // output_len`: counting every text cost as much as reading it.
-        if (record.server_completion_tokens <= 0) {
-          if (!record.generated_text.empty())
-            record.client_output_tokens =
-                static_cast<int32_t>(tokenizer.count(record.generated_text));
-          else if (record.success)
-            record.client_output_tokens = 0;
-        }
-        if (record.sent_ns >= 0) last_done_ns = std::max(last_done_ns, record.done_ns);
-        deliver([&] { sink(std::move(record)); });
-      }
-      if (!batch.empty() && options.after_records) deliver(options.after_records);
-      batch.clear();
-    }
+    delivery.run_thread(static_cast<int>(loops.size()));
     cpu.add_this_thread(user_base, system_base);
   });
   deliverer.join();
@@ -203,9 +156,9 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
   cpu.add_this_thread(caller_user_base, caller_system_base);
 
   if (shared.failure) std::rethrow_exception(shared.failure);
-  if (sink_failure) std::rethrow_exception(sink_failure);
+  if (delivery.sink_failure()) std::rethrow_exception(delivery.sink_failure());
 
-  stats.duration_s = static_cast<double>(last_done_ns) * 1e-9;
+  stats.duration_s = static_cast<double>(delivery.last_done_ns()) * 1e-9;
   stats.cpu_user_s = cpu.user_s;
   stats.cpu_system_s = cpu.system_s;
   detail::DelayHistogram read_delay;

@@ -90,9 +90,9 @@ struct RunOptions {
   // the caller returns the same time to every run once all are ready. It may throw to give up
   // before anything is sent. Unset: t0 = now.
   std::function<int64_t()> t0_gate;
-  // Called on the delivering thread after each batch of sink calls (records finished within
-  // a few ms of each other): a caller that buffers what the sink gets writes it out here, with
-  // one system call per batch rather than per request.
+  // Called on the delivering thread after each batch of sink calls (those of the last few ms,
+  // never while the sink runs): a caller that buffers what the sink gets writes it out here,
+  // with one system call per batch rather than per request, and off the event loops.
   std::function<void()> after_records;
 };
 
@@ -120,8 +120,9 @@ using RecordSink = std::function<void(record::RequestRecord&&)>;
 
 // Runs the plan to completion (or stop + drain). t0 is taken when called; record times are ns
 // after it. Output tokens are counted with `tokenizer` when the server gives no usage.
-// Calls `sink` once per request, in completion order, from one low-priority thread of the
-// client's (never concurrently; the calling thread waits), then options.after_records.
+// Calls `sink` once per request, in completion order, never concurrently, from the client's
+// threads (an event loop in its idle time, or a low-priority delivering thread; the calling
+// thread waits), then options.after_records.
 ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
                 const std::vector<PlannedRequest>& plan, const RunOptions& options,
                 const tokenizer::Tokenizer& tokenizer, const RecordSink& sink);

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "client/delivery.h"
 #include "client/request_body.h"
 #include "client/sse_stream.h"
 #include "client/transport.h"
@@ -37,7 +38,7 @@ constexpr int kStopPollMs = 10;
 constexpr int64_t kOutboxRetryNs = 1'000'000;
 // The delivering thread is woken once this many records wait, or this long after its last
 // wake-up, not for every record: at 50k requests/s a wake-up per record cost two context
-// switches per request on the loop's core. (It also looks by itself every 5 ms, client.cpp.)
+// switches per request on the loop's core. (It also looks by itself every 5 ms, delivery.cpp.)
 constexpr size_t kWakeDeliveryRecords = 64;
 constexpr int64_t kWakeDeliveryNs = 2'000'000;
 // Requests started per pass before the loop services its sockets again. Starting a burst of
@@ -46,6 +47,15 @@ constexpr int64_t kWakeDeliveryNs = 2'000'000;
 // waiting are delayed by every start too. 2 kept the requests/s of 16 with the measurement
 // error of 1 (docs/performance.md, "Starts per pass").
 constexpr int kMaxStartsPerPass = 2;
+// Between two ready sockets, a send due within this long is waited for and sent first: about
+// one socket's work (a 1-token response read and recorded), which would otherwise make it late.
+constexpr int64_t kSendLookaheadNs = 10'000;
+// With nothing to read and nothing due, a loop delivers finished records (delivery.h) for at
+// most this long before it looks at its sockets again, and only when the kernel stamps
+// arrivals: a read it delays then loses no accuracy.
+constexpr int64_t kIdleDeliveryNs = 20'000;
+// Records delivered while spinning towards a send stop this long before it is due.
+constexpr int64_t kDeliveryMarginNs = 1'000;
 // epoll tags of the loop's own fds; a transport's tags are fds or pointers, never these.
 constexpr uint64_t kPaceTag = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t kWakeTag = std::numeric_limits<uint64_t>::max() - 1;
@@ -160,6 +170,10 @@ struct EventLoop::Impl {
   size_t text_bytes_per_chunk = 8;
   // A slot freed by this loop while it waited for one: its next pass can take it.
   bool slot_freed_here = false;
+  // Records this loop queued that may still wait for delivery.
+  bool records_to_deliver = false;
+  // Reads are stamped by the kernel: delivering before them costs no accuracy.
+  bool delivers_when_idle = false;
 
   Impl(RunShared& s, EventLoop* loop, std::vector<const PlannedRequest*> p)
       : shared(s), self(loop), plan(std::move(p)) {}
@@ -244,9 +258,9 @@ struct EventLoop::Impl {
     context.finished = [this](Exchange& exchange, std::string transport_error) {
       finished(exchange, std::move(transport_error));
     };
-    transport = use_http1_transport(endpoint, shared.options->http_engine)
-                    ? make_http1_transport(context)
-                    : make_curl_transport(context);
+    const bool http1 = use_http1_transport(endpoint, shared.options->http_engine);
+    transport = http1 ? make_http1_transport(context) : make_curl_transport(context);
+    delivers_when_idle = http1 && shared.options->kernel_arrival_times;
   }
 
   [[noreturn]] static void throw_bad_link(const Prepared& p) {
@@ -382,11 +396,14 @@ struct EventLoop::Impl {
   // the batch) snowballs under load: every late send opened one more.
   void dispatch_due_on_open_connections() {
     for (int started = 0; started < kMaxStartsPerPass; ++started) {
-      if (stopping || next_held || next >= paced.size() || !transport->has_idle_connection() ||
-          t0 + paced[next]->intended_ns > core::mono_ns())
+      if (stopping || next_held || next >= paced.size() || !transport->has_idle_connection())
         return;
+      const int64_t due = t0 + paced[next]->intended_ns;
+      int64_t now = core::mono_ns();
+      if (due - now > kSendLookaheadNs) return;
       Prepared& p = *paced[next];
       if (!try_acquire_paced(p)) return;  // a slot frees later: the next full pass handles it
+      while (now < due) now = core::mono_ns();
       start(p);
       ++next;
     }
@@ -429,6 +446,10 @@ struct EventLoop::Impl {
         return;
       }
       waiting_for_slot.store(false, std::memory_order_relaxed);
+      if (due - now > kDeliveryMarginNs) {
+        deliver_until(due - kDeliveryMarginNs, due - kDeliveryMarginNs);
+        now = core::mono_ns();
+      }
       while (now < due) now = core::mono_ns();
       start(p);
       next_held = false;
@@ -498,9 +519,9 @@ struct EventLoop::Impl {
     end_conversation();
   }
 
-  // Hands finished records to the delivering thread. That thread runs at the lowest priority,
-  // so it may be preempted while it holds the mutex: the loop never waits for it mid-run
-  // (`block` is only for the last flush); records left here go on the next pass.
+  // Queues finished records for delivery (delivery.h). The delivering thread runs at the
+  // lowest priority, so it may be preempted while it holds the mutex: the loop never waits for
+  // it mid-run (`block` is only for the last flush); records left here go on the next pass.
   void flush_outbox(bool block = false) {
     if (outbox.empty()) return;
     size_t waiting = 0;  // records the delivering thread has yet to take
@@ -515,11 +536,20 @@ struct EventLoop::Impl {
       waiting = shared.finished.size();
     }
     outbox.clear();
+    records_to_deliver = true;
     const int64_t now = core::mono_ns();
     if (block || waiting >= kWakeDeliveryRecords || now - delivery_woken_ns >= kWakeDeliveryNs) {
       shared.ready.notify_one();
       delivery_woken_ns = now;
     }
+  }
+
+  // Time with nothing to do until `until_ns`: finished records are delivered in it, this loop's
+  // own first, so the delivering thread has little left to take the core for.
+  void deliver_until(int64_t until_ns, int64_t slice_end_ns) {
+    flush_outbox();
+    if (records_to_deliver && shared.delivery != nullptr)
+      records_to_deliver = shared.delivery->deliver_until(until_ns, slice_end_ns);
   }
 
   // Back to the pool of idle exchanges; its concurrency slot stays taken.
@@ -652,14 +682,25 @@ struct EventLoop::Impl {
       if (remaining == 0) break;
       arm_pace_timer();
 
-      int ready = epoll_wait(epoll_fd, events, kMaxEvents, epoll_timeout_ms(core::mono_ns()));
+      const int timeout_ms = epoll_timeout_ms(core::mono_ns());
+      const bool may_deliver = delivers_when_idle && records_to_deliver && timeout_ms != 0;
+      int ready = epoll_wait(epoll_fd, events, kMaxEvents, may_deliver ? 0 : timeout_ms);
       if (ready < 0 && errno != EINTR) throw_internal("epoll_wait");
+      if (ready == 0 && may_deliver) {
+        // Nothing to read and nothing due: deliver, then look again. The next send's spin
+        // (dispatch_due) is left alone.
+        int64_t until = std::numeric_limits<int64_t>::max();
+        if (!stopping && !next_held && next < paced.size())
+          until = t0 + paced[next]->intended_ns - kSpinNs;
+        deliver_until(until, core::mono_ns() + kIdleDeliveryNs);
+        continue;
+      }
       for (int i = 0; i < ready; ++i) {
         const uint64_t tag = events[i].data.u64;
         if (tag != kPaceTag && tag != kWakeTag) transport->prefetch(tag);
       }
       for (int i = 0; i < ready; ++i) {
-        if (i > 0) dispatch_due_on_open_connections();
+        dispatch_due_on_open_connections();
         uint64_t tag = events[i].data.u64;
         if (tag == kPaceTag) {
           uint64_t expirations;

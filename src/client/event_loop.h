@@ -27,6 +27,8 @@ namespace servebench::client::detail {
 
 class EventLoop;
 
+class Delivery;
+
 struct RunShared {
   const Endpoint* endpoint = nullptr;
   const BodyOptions* body = nullptr;
@@ -50,6 +52,9 @@ struct RunShared {
   std::deque<record::RequestRecord> finished;
   int loops_finished = 0;
   std::exception_ptr failure;  // an internal error in a loop
+  // Where the loops deliver records in their idle time (delivery.h); null: the loops only queue
+  // them in `finished`.
+  Delivery* delivery = nullptr;
 };
 
 struct LoopStats {

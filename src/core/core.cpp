@@ -1,8 +1,11 @@
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <ctime>
 #include <regex>
@@ -23,6 +26,21 @@ uint64_t raise_open_files_limit() {
     if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
   }
   return static_cast<uint64_t>(limit.rlim_cur);
+}
+
+uint64_t reserve_descriptor_table(uint64_t count) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == 0) return 0;
+  const uint64_t highest = std::min<uint64_t>(count, limit.rlim_cur) - 1;
+  int fd = eventfd(0, EFD_CLOEXEC);
+  if (fd < 0) return 0;
+  // F_DUPFD takes the lowest free descriptor >= `highest`: it never closes one of ours, and the
+  // table grows to hold it (and never shrinks).
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(highest));
+  close(fd);
+  if (high < 0) return 0;
+  close(high);
+  return static_cast<uint64_t>(high) + 1;
 }
 
 void make_this_thread_background() {

@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -44,6 +49,35 @@ TEST(OpenFilesLimit, SoftLimitIsRaisedToTheHardOne) {
   rlimit after{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &after), 0);
   EXPECT_EQ(after.rlim_cur, before.rlim_max);
+  setrlimit(RLIMIT_NOFILE, &before);
+}
+
+// The kernel's own figure: /proc/self/status's FDSize, the descriptor table's size.
+uint64_t descriptor_table_size() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("FDSize:", 0) == 0) return std::stoull(line.substr(7));
+  return 0;
+}
+
+TEST(DescriptorTable, GrowsToTheCountAskedForWithinTheLimit) {
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);
+  if (before.rlim_max < 4096) GTEST_SKIP() << "hard limit under 4,096";
+  if (descriptor_table_size() >= 3000) GTEST_SKIP() << "the table is already this large";
+  rlimit lowered = before;
+  lowered.rlim_cur = 4096;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  EXPECT_EQ(reserve_descriptor_table(3000), 3000u);
+  EXPECT_GE(descriptor_table_size(), 3000u);
+  // Nothing stays open: the next descriptor is still a low one.
+  int fd = eventfd(0, EFD_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  EXPECT_LT(fd, 64);
+  close(fd);
+  // Past the limit it stops at the limit.
+  EXPECT_EQ(reserve_descriptor_table(5000), 4096u);
+  EXPECT_GE(descriptor_table_size(), 4096u);
   setrlimit(RLIMIT_NOFILE, &before);
 }
 
