@@ -1,11 +1,17 @@
 // File: bench/floor/floor_common.h
 // Small helpers shared by the floor programs (floor_sse_server, floor_reader, floor_pacer):
-// the clock, CPU time, nearest-rank percentiles, strict option parsing. The floor programs are
+// the clock, CPU time, nearest-rank percentiles, strict option parsing, a loopback connection. The floor programs are
 // deliberately independent of the servebench parts: they are the baseline servebench is
 // measured against, so they use nothing but the C library and the kernel.
 #pragma once
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -55,6 +61,35 @@ inline CpuTime cpu_now() {
 [[noreturn]] inline void die_usage(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   std::exit(2);
+}
+
+// A non-blocking TCP_NODELAY connection to 127.0.0.1:port, retried for up to ~5 s while the
+// server starts; exits with one line otherwise.
+inline int connect_loopback(int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int tries = 0; tries < 500; tries++) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die_errno("socket");
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+      return fd;
+    }
+    int err = errno;
+    close(fd);
+    if (err != ECONNREFUSED) {
+      errno = err;
+      die_errno("connect 127.0.0.1");
+    }
+    timespec ts{0, 10'000'000};
+    nanosleep(&ts, nullptr);
+  }
+  std::fprintf(stderr, "error: connect 127.0.0.1:%d refused for 5 s\n", port);
+  std::exit(1);
 }
 
 // A whole-string integer in [lo, hi]; exits with one line naming the option otherwise.

@@ -165,29 +165,6 @@ void on_readable(Reader& r) {
   }
 }
 
-int connect_one(const sockaddr_in& addr) {
-  for (int tries = 0; tries < 500; tries++) {  // up to ~5 s while the server starts
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) floor_bench::die_errno("socket");
-    if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-      int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-      return fd;
-    }
-    int err = errno;
-    close(fd);
-    if (err != ECONNREFUSED) {
-      errno = err;
-      floor_bench::die_errno("connect 127.0.0.1");
-    }
-    timespec ts{0, 10'000'000};
-    nanosleep(&ts, nullptr);
-  }
-  std::fprintf(stderr, "error: connect 127.0.0.1:%d refused for 5 s\n", opt.port);
-  std::exit(1);
-}
-
 void parse_options(int argc, char** argv) {
   static const option long_options[] = {{"port", required_argument, nullptr, 'p'},
                                         {"conns", required_argument, nullptr, 'c'},
@@ -265,15 +242,11 @@ int main(int argc, char** argv) {
         32u << 20, static_cast<size_t>(opt.requests) * static_cast<size_t>(opt.max_tokens) + 16));
   }
 
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(opt.port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd < 0) floor_bench::die_errno("epoll_create1");
   std::vector<Reader> readers(static_cast<size_t>(opt.conns));
   for (Reader& r : readers) {
-    r.fd = connect_one(addr);
+    r.fd = floor_bench::connect_loopback(opt.port);
     epoll_event e{};
     e.events = EPOLLIN;
     e.data.ptr = &r;
