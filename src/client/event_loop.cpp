@@ -27,9 +27,12 @@ namespace servebench::client::detail {
 
 namespace {
 
-// Sleep on the timerfd until this long before a send is due, then spin on the clock
-// (/work/shared/limit RESULTS.md §C: timerfd + 50 µs spin gives p50 0.1 µs, p99 ≤ 7 µs at
-// 10–50 k/s, where timerfd alone is 4–20 µs late at the median).
+// Sleep on the timerfd until this long before a send is due (/work/shared/limit RESULTS.md §C:
+// timerfd + 50 µs spin gives p50 0.1 µs, p99 ≤ 7 µs at 10–50 k/s, where timerfd alone is
+// 4–20 µs late at the median), then read what is ready until kSendLookaheadNs before it, then
+// spin on the clock. Spinning the whole 50 µs left answers unread at 50k/s, where sends are
+// 20 µs apart: floor_pacer --send-port, which reads until 10 µs before, had a p99 a quarter
+// of servebench's (docs/performance.md).
 constexpr int64_t kSpinNs = 50'000;
 // How often the loop looks at RunOptions::stop (set from a signal handler, which cannot wake
 // us), only when a stop flag was given.
@@ -174,6 +177,8 @@ struct EventLoop::Impl {
   bool records_to_deliver = false;
   // Reads are stamped by the kernel: delivering before them costs no accuracy.
   bool delivers_when_idle = false;
+  // The next send is within kSpinNs: epoll_wait does not wait (arm_pace_timer).
+  bool in_send_window = false;
 
   Impl(RunShared& s, EventLoop* loop, std::vector<const PlannedRequest*> p)
       : shared(s), self(loop), plan(std::move(p)) {}
@@ -410,7 +415,7 @@ struct EventLoop::Impl {
   }
 
   // Sends the later turns that are ready, then every paced request that is due (spinning for
-  // the last kSpinNs), while slots are free.
+  // the last kSendLookaheadNs), while slots are free.
   void dispatch_due() {
     int64_t now = core::mono_ns();
     more_due = false;
@@ -436,7 +441,7 @@ struct EventLoop::Impl {
     for (; !stopping && next < paced.size(); ++started) {
       Prepared& p = *paced[next];
       int64_t due = t0 + p.intended_ns;
-      if (due - now > kSpinNs) return;
+      if (due - now > kSendLookaheadNs) return;
       if (started == kMaxStartsPerPass) {
         more_due = true;
         return;
@@ -459,10 +464,13 @@ struct EventLoop::Impl {
   }
 
   void arm_pace_timer() {
+    in_send_window = false;
     // With more already due the loop comes straight back (epoll timeout 0): no timer needed.
     if (stopping || next >= paced.size() || next_held || more_due) return;
     int64_t target = t0 + paced[next]->intended_ns - kSpinNs;
-    if (target == pace_armed_ns) return;
+    // Within kSpinNs of the send the loop polls its sockets instead (run()).
+    in_send_window = target <= core::mono_ns();
+    if (in_send_window || target == pace_armed_ns) return;
     itimerspec spec{};
     spec.it_value.tv_sec = target / 1'000'000'000;
     spec.it_value.tv_nsec = target % 1'000'000'000;
@@ -684,14 +692,15 @@ struct EventLoop::Impl {
 
       const int timeout_ms = epoll_timeout_ms(core::mono_ns());
       const bool may_deliver = delivers_when_idle && records_to_deliver && timeout_ms != 0;
-      int ready = epoll_wait(epoll_fd, events, kMaxEvents, may_deliver ? 0 : timeout_ms);
+      int ready =
+          epoll_wait(epoll_fd, events, kMaxEvents, may_deliver || in_send_window ? 0 : timeout_ms);
       if (ready < 0 && errno != EINTR) throw_internal("epoll_wait");
       if (ready == 0 && may_deliver) {
         // Nothing to read and nothing due: deliver, then look again. The next send's spin
         // (dispatch_due) is left alone.
         int64_t until = std::numeric_limits<int64_t>::max();
         if (!stopping && !next_held && next < paced.size())
-          until = t0 + paced[next]->intended_ns - kSpinNs;
+          until = t0 + paced[next]->intended_ns - kSendLookaheadNs;
         deliver_until(until, core::mono_ns() + kIdleDeliveryNs);
         continue;
       }
