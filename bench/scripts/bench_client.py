@@ -11,7 +11,8 @@ Sections (--sections, default all):
   rps      requests/s of 1-token requests at 64 in flight (client pinned to one core) vs
            floor_reader.
   pacing   |sent - intended| p50/p99/p99.9 from the records JSONL at 1k, 10k, 50k req/s
-           (Poisson, 2 s) vs floor_pacer (timerfd + 50 µs spin) at the same rate.
+           (Poisson, 2 s) vs floor_pacer (timerfd + 50 µs spin) at the same rate, and vs
+           floor_pacer --send-port (the same schedule, sending to floor_sse_server).
   streams  10,000 concurrent streams from one servebench process (500 ms ITL, 10 tokens),
            checked by the server's peak open streams and the result's failures.
   error    TTFT/ITL measurement error: servebench's chunk arrival times (records, + t0_mono_ns)
@@ -199,15 +200,25 @@ def pacing_section(paths, rates, engines, rep, pinned, outdir):
         for engine in engines:
             rows.append(pacing_servebench_row(paths, rate, engine, rep, pinned, outdir))
         argv = [paths.floor_pacer, "--rate", str(rate), "--seconds", "2", "--dist", "poisson"]
-        fp = bl.run_client(argv, pinned, timeout_s=30)
-        kv = bl.kv_line(fp["out"], "floor_pacer:") or {}
-        rows.append({"section": "pacing", "kind": "floor", "rate": rate, "rep": rep, "cmd": fp["cmd"],
-                     "late_us": {50: kv.get("late_us_p50"), 99: kv.get("late_us_p99"), 99.9: kv.get("late_us_p999"),
-                                 "max": kv.get("late_us_max"), "n": kv.get("late_n")},
-                     "cpu_pct": kv.get("cpu_pct")})
-        bl.log("pacing %6d/s rep %d floor : p50/p99/p99.9 %s/%s/%s µs" % (
-            rate, rep, *(bl.fmt(rows[-1]["late_us"].get(p)) for p in (50, 99, 99.9))))
+        rows.append(floor_pacer_row(bl.run_client(argv, pinned, timeout_s=30), "floor", rate, rep))
+        # The same schedule, sending each request to a floor server and reading the answers on
+        # the one thread: the floor of pacing for a client that does the load's work.
+        res, _ = with_floor_server(
+            paths, lambda port: floor_server_argv(paths, port), pinned, outdir, "pacing-%d-floor-send-%d" % (rate, rep),
+            lambda port: bl.run_client(argv + ["--send-port", str(port), "--model", MODEL], pinned, timeout_s=60))
+        rows.append(floor_pacer_row(res, "floor-send", rate, rep))
     return rows
+
+
+def floor_pacer_row(res, kind, rate, rep):
+    kv = bl.kv_line(res["out"], "floor_pacer:") or {}
+    row = {"section": "pacing", "kind": kind, "rate": rate, "rep": rep, "cmd": res["cmd"],
+           "late_us": {50: kv.get("late_us_p50"), 99: kv.get("late_us_p99"), 99.9: kv.get("late_us_p999"),
+                       "max": kv.get("late_us_max"), "n": kv.get("late_n")},
+           "cpu_pct": kv.get("cpu_pct"), "connections": kv.get("connections")}
+    bl.log("pacing %6d/s rep %d %-10s: p50/p99/p99.9 %s/%s/%s µs" % (
+        rate, rep, kind, *(bl.fmt(row["late_us"].get(p)) for p in (50, 99, 99.9))))
+    return row
 
 
 # ---------------------------------------------------------------- 10k streams
@@ -361,18 +372,23 @@ def summarize(rows, info, engines):
     t = []
     for rate, engine in ((x, e) for x in sorted({r["rate"] for r in sel(section="pacing")}) for e in engines):
         f = sel(section="pacing", rate=rate, kind="floor")
+        fs = sel(section="pacing", rate=rate, kind="floor-send")
         s = sel(section="pacing", rate=rate, kind="servebench", engine=engine)
         cells = [rate, engine, "%d/%d" % (len(f), len(s))]
         for p in (50, 99, 99.9):
             fm = bl.median([r["late_us"].get(p) for r in f])
             sm = bl.median([r["late_us"].get(p) for r in s])
             cells += [fm, sm, sm / fm if fm else float("nan")]
-        cells.append(bl.verdict(cells[-4], 2.0) + " (p99)")
+        verdict = bl.verdict(cells[-4], 2.0) + " (p99)"
+        fsm = bl.median([r["late_us"].get(99) for r in fs])
+        cells += [fsm, cells[7] / fsm if fsm else float("nan"), verdict]
         t.append(cells)
     if t:
-        out.append("\n## Pacing error |sent − intended| (µs), Poisson, 2 s per rate\n\n" + bl.table(
+        out.append("\n## Pacing error |sent − intended| (µs), Poisson, 2 s per rate\n\n"
+                   "floor: floor_pacer (timerfd + 50 µs spin, no sends); sending floor: floor_pacer --send-port "
+                   "(the same, sending each request to floor_sse_server and reading the answers, one thread).\n\n" + bl.table(
             ["rate/s", "engine", "reps", "floor p50", "sb p50", "×", "floor p99", "sb p99", "×", "floor p99.9", "sb p99.9", "×",
-             "≤ 2×"], t))
+             "sending floor p99", "sb p99 ×", "≤ 2× floor"], t))
 
     t = []
     for r in sel(section="streams"):
