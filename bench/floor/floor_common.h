@@ -1,8 +1,9 @@
 // File: bench/floor/floor_common.h
 // Small helpers shared by the floor programs (floor_sse_server, floor_reader, floor_pacer):
-// the clock, CPU time, nearest-rank percentiles, strict option parsing, a loopback connection. The floor programs are
-// deliberately independent of the servebench parts: they are the baseline servebench is
-// measured against, so they use nothing but the C library and the kernel.
+// the clock, CPU time, nearest-rank percentiles, strict option parsing, a loopback connection.
+// The floor programs are deliberately independent of the servebench parts: they are the
+// baseline servebench is measured against, so they use nothing but the C library and the
+// kernel.
 #pragma once
 
 #include <arpa/inet.h>

@@ -18,8 +18,8 @@
 //   With no --rate, runs 1k, 10k and 50k per second, Poisson then constant, D seconds each.
 // Prints one line per run: lateness p50/p90/p99/p99.9/max in µs and the CPU used (% of a core).
 #include <getopt.h>
-#include <sys/socket.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -202,9 +202,8 @@ void run(double rate, double seconds, bool poisson, int64_t spin_ns, uint64_t se
   }
   std::printf(
       "floor_pacer: rate=%.0f dist=%s method=tfd+spin%lld%s n=%zu cpu_pct=%.1f%s%s\n", rate,
-      poisson ? "poisson" : "const", static_cast<long long>(spin_ns / 1000),
-      sender ? "+send" : "", n,
-      100.0 * static_cast<double>(c1.total_ns() - c0.total_ns()) / static_cast<double>(t1 - t0),
+      poisson ? "poisson" : "const", static_cast<long long>(spin_ns / 1000), sender ? "+send" : "",
+      n, 100.0 * static_cast<double>(c1.total_ns() - c0.total_ns()) / static_cast<double>(t1 - t0),
       sent.c_str(), floor_bench::percentiles_us("late", std::move(late)).c_str());
   std::fflush(stdout);
 }
@@ -212,16 +211,12 @@ void run(double rate, double seconds, bool poisson, int64_t spin_ns, uint64_t se
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const option long_options[] = {{"rate", required_argument, nullptr, 'r'},
-                                        {"seconds", required_argument, nullptr, 'd'},
-                                        {"dist", required_argument, nullptr, 'D'},
-                                        {"spin-us", required_argument, nullptr, 'x'},
-                                        {"seed", required_argument, nullptr, 's'},
-                                        {"send-port", required_argument, nullptr, 'p'},
-                                        {"conns", required_argument, nullptr, 'c'},
-                                        {"model", required_argument, nullptr, 'm'},
-                                        {"help", no_argument, nullptr, 'h'},
-                                        {nullptr, 0, nullptr, 0}};
+  static const option long_options[] = {
+      {"rate", required_argument, nullptr, 'r'},  {"seconds", required_argument, nullptr, 'd'},
+      {"dist", required_argument, nullptr, 'D'},  {"spin-us", required_argument, nullptr, 'x'},
+      {"seed", required_argument, nullptr, 's'},  {"send-port", required_argument, nullptr, 'p'},
+      {"conns", required_argument, nullptr, 'c'}, {"model", required_argument, nullptr, 'm'},
+      {"help", no_argument, nullptr, 'h'},        {nullptr, 0, nullptr, 0}};
   using floor_bench::parse_int;
   long long rate = 0, seconds = 3, spin_us = 50, seed = 42, send_port = 0, conns = 64;
   std::string model = "m";
@@ -281,10 +276,10 @@ int main(int argc, char** argv) {
                              "\",\"prompt\":\"hi\",\"max_tokens\":1,\"ignore_eos\":true,"
                              "\"stream\":true}";
     sending.port = static_cast<int>(send_port);
-    sending.request = "POST /v1/completions HTTP/1.1\r\nhost: 127.0.0.1:" +
-                      std::to_string(send_port) +
-                      "\r\ncontent-type: application/json\r\ncontent-length: " +
-                      std::to_string(body.size()) + "\r\n\r\n" + body;
+    sending.request =
+        "POST /v1/completions HTTP/1.1\r\nhost: 127.0.0.1:" + std::to_string(send_port) +
+        "\r\ncontent-type: application/json\r\ncontent-length: " + std::to_string(body.size()) +
+        "\r\n\r\n" + body;
     sending.connections.reserve(static_cast<size_t>(conns));
     for (long long i = 0; i < conns; i++) sending.open_one();
     sender = &sending;
