@@ -703,7 +703,7 @@ TEST_P(ClientRun, MaxConcurrencyIsNeverExceeded) {
   }
 }
 
-// after_records follows every batch of sink calls on the sink's thread, and the last one
+// after_records follows every batch of sink calls, never while the sink runs, and the last one
 // comes after the last record (a caller that buffers records writes them all out).
 TEST_P(ClientRun, AfterRecordsFollowsEachBatchAndTheLastRecord) {
   ScriptServer server([](const Request& request) {
@@ -755,6 +755,32 @@ TEST_P(ClientRun, LoopsDeliverRecordsInTheirIdleTime) {
   EXPECT_GE(result.sink_calls_yielding, 1u);  // the last one at least
   EXPECT_GE(result.records.size() - result.sink_calls_yielding, 1u);
   EXPECT_EQ(result.sink_calls_at_once, 1);
+}
+
+// Two loops, each delivering in its idle time, and the delivering thread: one sink call at a
+// time, every record once.
+TEST_P(ClientRun, LoopsTakeTurnsAtTheSink) {
+  ScriptServer server([](const Request& request) {
+    return testing::sse_reply(completion_events(request, 2), /*delay_ms=*/1);
+  });
+  std::vector<PlannedRequest> plan = make_plan(40, 2, /*spacing_ns=*/1'000'000);
+  RunOptions options;
+  options.http_engine = GetParam();
+  options.io_threads = 2;
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlapped{false};
+  std::vector<uint64_t> delivered;
+  run(endpoint_for(server), body_options(), plan, options, word_tokenizer(),
+      [&](RequestRecord&& r) {
+        if (inside.fetch_add(1) != 0) overlapped = true;
+        std::this_thread::sleep_for(std::chrono::microseconds(300));  // room for an overlap
+        delivered.push_back(r.index);
+        --inside;
+      });
+  EXPECT_FALSE(overlapped.load());
+  std::sort(delivered.begin(), delivered.end());
+  ASSERT_EQ(delivered.size(), 40u);
+  for (size_t i = 0; i < delivered.size(); ++i) EXPECT_EQ(delivered[i], i);
 }
 
 TEST_P(ClientRun, UnlimitedConcurrencySendsEverythingAtOnce) {
