@@ -69,11 +69,14 @@ void Delivery::deliver(record::RequestRecord& record) {
     sink_(std::move(record));
     ++unwritten_;
   } catch (...) {
-    // The caller gave up: stop the loops at once; run() rethrows once they are joined.
-    sink_failure_ = std::current_exception();
-    shared_.abort.store(true);
-    for (EventLoop* loop : shared_.loops) loop->wake();
+    give_up();
   }
+}
+
+void Delivery::give_up() {
+  sink_failure_ = std::current_exception();
+  shared_.abort.store(true);
+  for (EventLoop* loop : shared_.loops) loop->wake();
 }
 
 void Delivery::write_delivered() {
@@ -82,9 +85,7 @@ void Delivery::write_delivered() {
   try {
     options_.after_records();
   } catch (...) {
-    sink_failure_ = std::current_exception();
-    shared_.abort.store(true);
-    for (EventLoop* loop : shared_.loops) loop->wake();
+    give_up();
   }
 }
 

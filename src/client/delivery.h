@@ -44,6 +44,9 @@ class Delivery {
   bool take_finished(bool wait);
   void deliver(record::RequestRecord& record);
   void write_delivered();
+  // The caller gave up (its sink or after_records threw; call inside the catch): stops the
+  // loops at once, and run() rethrows once they are joined.
+  void give_up();
 
   RunShared& shared_;
   const RunOptions& options_;
