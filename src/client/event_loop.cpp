@@ -54,8 +54,8 @@ constexpr int kMaxStartsPerPass = 2;
 // one socket's work (a 1-token response read and recorded), which would otherwise make it late.
 constexpr int64_t kSendLookaheadNs = 10'000;
 // With nothing to read and nothing due, a loop delivers finished records (delivery.h) for at
-// most this long before it looks at its sockets again, and only when the kernel stamps
-// arrivals: a read it delays then loses no accuracy.
+// most this long before it looks at its sockets again: when the kernel stamps arrivals (a read
+// it delays then loses no accuracy), or within kSpinNs of a send.
 constexpr int64_t kIdleDeliveryNs = 20'000;
 // Records delivered while spinning towards a send stop this long before it is due.
 constexpr int64_t kDeliveryMarginNs = 1'000;
@@ -691,7 +691,10 @@ struct EventLoop::Impl {
       arm_pace_timer();
 
       const int timeout_ms = epoll_timeout_ms(core::mono_ns());
-      const bool may_deliver = delivers_when_idle && records_to_deliver && timeout_ms != 0;
+      // Before a send (in_send_window) the loop used to spin: delivering there delays no read
+      // more than that did, whatever clock times the reads.
+      const bool may_deliver =
+          records_to_deliver && timeout_ms != 0 && (delivers_when_idle || in_send_window);
       int ready =
           epoll_wait(epoll_fd, events, kMaxEvents, may_deliver || in_send_window ? 0 : timeout_ms);
       if (ready < 0 && errno != EINTR) throw_internal("epoll_wait");
