@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <ctime>
 #include <regex>
 
@@ -150,6 +151,30 @@ std::string wall_timestamp_compact() {
   localtime_r(&now, &local);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &local);
+  return buf;
+}
+
+int64_t wall_ns_at_mono(int64_t mono) {
+  // The realtime read between two monotonic reads: its monotonic time is their midpoint.
+  const int64_t before = mono_ns();
+  timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  const int64_t after = mono_ns();
+  const int64_t real_ns = static_cast<int64_t>(real.tv_sec) * 1'000'000'000 + real.tv_nsec;
+  return real_ns - (before + (after - before) / 2 - mono);
+}
+
+std::string local_iso_timestamp(int64_t wall_ns) {
+  const int64_t us = wall_ns / 1000;  // truncated, as Python's clock reading (after 1970)
+  const auto seconds = static_cast<std::time_t>(us / 1'000'000);
+  const int64_t fraction = us % 1'000'000;
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char buf[48];
+  size_t len = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &local);
+  if (fraction != 0) {
+    std::snprintf(buf + len, sizeof buf - len, ".%06lld", static_cast<long long>(fraction));
+  }
   return buf;
 }
 

@@ -3,7 +3,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "core/clock.h"
@@ -21,6 +24,53 @@ TEST(MonoClock, NeverGoesBackwards) {
     ASSERT_GE(now, prev);
     prev = now;
   }
+}
+
+// Sets $TZ for one test and puts the old value back.
+class ScopedTimeZone {
+ public:
+  explicit ScopedTimeZone(const char* tz) {
+    if (const char* old = std::getenv("TZ")) old_ = old;
+    setenv("TZ", tz, 1);
+    tzset();
+  }
+  ~ScopedTimeZone() {
+    if (old_) {
+      setenv("TZ", old_->c_str(), 1);
+    } else {
+      unsetenv("TZ");
+    }
+    tzset();
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+TEST(LocalIsoTimestamp, WritesLocalTimeAsPythonIsoformat) {
+  constexpr int64_t kSecond = 1'700'000'000LL * 1'000'000'000;  // 2023-11-14 22:13:20 UTC
+  {
+    ScopedTimeZone utc("UTC");
+    EXPECT_EQ(local_iso_timestamp(kSecond + 123'456'789), "2023-11-14T22:13:20.123456");
+    EXPECT_EQ(local_iso_timestamp(kSecond + 1'000), "2023-11-14T22:13:20.000001");
+    // Microseconds are truncated; exactly 0 of them are left out, as isoformat() does.
+    EXPECT_EQ(local_iso_timestamp(kSecond + 999), "2023-11-14T22:13:20");
+    EXPECT_EQ(local_iso_timestamp(kSecond - 1'000), "2023-11-14T22:13:19.999999");
+  }
+  ScopedTimeZone new_york("EST5");  // local time, not UTC: five hours behind
+  EXPECT_EQ(local_iso_timestamp(kSecond + 500'000'000), "2023-11-14T17:13:20.500000");
+}
+
+TEST(WallNsAtMono, CarriesAMonotonicTimeToTheWallClock) {
+  // The clocks are read within microseconds of each other; 0.5 s leaves room for the thread
+  // being descheduled between the reads on a busy machine, and still catches a wrong sign (2 s
+  // off below) or unit.
+  constexpr double kSlack = 500e6;
+  const int64_t mono = mono_ns();
+  const int64_t wall = wall_ns_at_mono(mono);
+  EXPECT_NEAR(static_cast<double>(wall), wall_seconds() * 1e9, kSlack);
+  const int64_t a_second_earlier = wall_ns_at_mono(mono - 1'000'000'000);
+  EXPECT_NEAR(static_cast<double>(wall - a_second_earlier), 1e9, kSlack);
 }
 
 TEST(Error, MessageNamesThePlaceAndKindGivesExitCode) {

@@ -60,6 +60,98 @@ TEST(Arrivals, RejectsBadRateAndBurstiness) {
   EXPECT_THROW(arrival_times_ns(1, {.request_rate = 1, .burstiness = 0}), core::Error);
 }
 
+TEST(RampUpRate, LinearAndExponentialByHand) {
+  const RampUp linear{.strategy = RampUpStrategy::kLinear, .start_rps = 20, .end_rps = 200};
+  EXPECT_EQ(ramp_up_rate(linear, 0, 40), 20.0);
+  EXPECT_EQ(ramp_up_rate(linear, 13, 40), 80.0);  // 20 + 180 * 13/39
+  EXPECT_EQ(ramp_up_rate(linear, 39, 40), 200.0);
+  const RampUp exponential{.strategy = RampUpStrategy::kExponential, .start_rps = 2, .end_rps = 32};
+  for (size_t i = 0; i < 5; ++i)  // 2 * 16^(i/4): doubling at every quarter
+    EXPECT_EQ(ramp_up_rate(exponential, i, 5), 2.0 * std::pow(2.0, static_cast<double>(i))) << i;
+  // One request: progress 0 (vLLM divides by max(n - 1, 1)), so the start rate.
+  EXPECT_EQ(ramp_up_rate(linear, 0, 1), 20.0);
+  EXPECT_EQ(ramp_up_rate(exponential, 0, 1), 2.0);
+  EXPECT_STREQ(ramp_up_strategy_name(RampUpStrategy::kExponential), "exponential");
+  EXPECT_STREQ(ramp_up_strategy_name(RampUpStrategy::kLinear), "linear");
+}
+
+TEST(RampUpArrivals, ConstantGapsAreOneOverEachRequestsRateNotRescaled) {
+  ArrivalOptions o;
+  o.burstiness = INFINITY;
+  o.ramp_up = RampUp{.strategy = RampUpStrategy::kLinear, .start_rps = 1, .end_rps = 3};
+  // Rates 1, 2, 3: gaps 1, 1/2, 1/3 s, the first one too.
+  EXPECT_EQ(arrival_times_ns(3, o),
+            (std::vector<int64_t>{1'000'000'000, 1'500'000'000, 1'833'333'333}));
+  o.ramp_up = RampUp{.strategy = RampUpStrategy::kExponential, .start_rps = 1, .end_rps = 4};
+  // Rates 1, 2, 4: gaps 1, 1/2, 1/4 s.
+  EXPECT_EQ(arrival_times_ns(3, o),
+            (std::vector<int64_t>{1'000'000'000, 1'500'000'000, 1'750'000'000}));
+  // The ramp sets the rates: a request_rate beside it is not read.
+  o.request_rate = 1000;
+  EXPECT_EQ(arrival_times_ns(3, o).back(), 1'750'000'000);
+  EXPECT_TRUE(arrival_times_ns(0, o).empty());
+}
+
+// Gaps are independent gamma draws of shape k and mean 1 / r_i, so m consecutive gaps sum to
+// mean sum(1 / r_i) with variance sum(1 / (k r_i^2)). Each check allows 5 standard deviations:
+// a correct schedule misses one with probability about 6e-7 for a random seed (and the seed is
+// fixed, so the outcome never changes), while a wrong rate misses by far: the rates of the first
+// and last tenths of these ramps are 8 times apart or more.
+TEST(RampUpArrivals, GammaGapsFollowTheRampInTheFirstAndLastTenth) {
+  constexpr size_t n = 20'000, tenth = n / 10;
+  for (const RampUpStrategy strategy : {RampUpStrategy::kLinear, RampUpStrategy::kExponential}) {
+    for (const double shape : {1.0, 4.0}) {
+      ArrivalOptions o;
+      o.burstiness = shape;
+      o.seed = 11;
+      o.ramp_up = RampUp{.strategy = strategy, .start_rps = 10, .end_rps = 1000};
+      const std::vector<int64_t> t = arrival_times_ns(n, o);
+      ASSERT_EQ(t.size(), n);
+      EXPECT_TRUE(std::is_sorted(t.begin(), t.end()));
+      EXPECT_EQ(t, arrival_times_ns(n, o));  // seeded: the same times again
+      ArrivalOptions other = o;
+      other.seed = 12;
+      EXPECT_NE(t, arrival_times_ns(n, other));
+      auto check = [&](size_t first, int64_t sum_ns, const char* part) {
+        double mean = 0, variance = 0;
+        for (size_t i = first; i < first + tenth; ++i) {
+          const double gap = 1.0 / ramp_up_rate(*o.ramp_up, i, n);
+          mean += gap;
+          variance += gap * gap / shape;
+        }
+        EXPECT_NEAR(static_cast<double>(sum_ns) / 1e9, mean, 5 * std::sqrt(variance))
+            << ramp_up_strategy_name(strategy) << " shape " << shape << ", " << part;
+      };
+      check(0, t[tenth - 1], "first tenth");  // the first gap runs from t0
+      check(n - tenth, t[n - 1] - t[n - tenth - 1], "last tenth");
+    }
+  }
+}
+
+TEST(RampUpArrivals, RejectsAStartOfZeroAnEndBelowItAndABadBurstiness) {
+  auto where = [](const RampUp& ramp_up, double burstiness) -> std::string {
+    ArrivalOptions o;
+    o.ramp_up = ramp_up;
+    o.burstiness = burstiness;
+    try {
+      arrival_times_ns(3, o);
+    } catch (const core::Error& e) {
+      return e.where();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(where({.strategy = RampUpStrategy::kLinear, .start_rps = 0, .end_rps = 5}, 1),
+            "--ramp-up-start-rps");
+  EXPECT_EQ(where({.strategy = RampUpStrategy::kExponential, .start_rps = 0, .end_rps = 5}, 1),
+            "--ramp-up-start-rps");
+  EXPECT_EQ(where({.strategy = RampUpStrategy::kLinear, .start_rps = 5, .end_rps = 4}, 1),
+            "--ramp-up-end-rps");
+  EXPECT_EQ(where({.strategy = RampUpStrategy::kLinear, .start_rps = 1, .end_rps = 4}, 0),
+            "--burstiness");
+  EXPECT_EQ(where({.strategy = RampUpStrategy::kLinear, .start_rps = 4, .end_rps = 4}, 1),
+            "no error");
+}
+
 TEST(TraceTimes, OffsetsAreScaledByTheTimeScale) {
   const std::vector<int64_t> offsets = {0, 1'000'000, 2'500'000'000, 604'800'000'000'123};
   EXPECT_EQ(trace_times_ns(offsets, 1.0), offsets);

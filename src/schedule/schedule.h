@@ -1,15 +1,31 @@
 // File: schedule/schedule.h
-// The plan of intended send times: a pure, seeded function of (count, rate, burstiness, seed),
-// or a trace's own timestamps scaled in time. It knows nothing of prompts or HTTP. The client sends
-// request i at t0 + intended_ns[i] (or later, when --max-concurrency holds it back, and records
-// both times).
+// The plan of intended send times: a pure, seeded function of (count, rate or ramp-up,
+// burstiness, seed), or a trace's own timestamps scaled in time. It knows nothing of prompts or
+// HTTP. The client sends request i at t0 + intended_ns[i] (or later, when --max-concurrency holds
+// it back, and records both times).
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace servebench::schedule {
+
+// vLLM's ramp-up (--ramp-up-strategy, --ramp-up-start-rps, --ramp-up-end-rps): the rate rises
+// from start_rps at the first request to end_rps at the last.
+enum class RampUpStrategy { kLinear, kExponential };
+struct RampUp {
+  RampUpStrategy strategy = RampUpStrategy::kLinear;
+  int64_t start_rps = 1;  // integers, as vLLM's flags are
+  int64_t end_rps = 1;
+};
+// "linear" or "exponential", as vLLM spells them.
+const char* ramp_up_strategy_name(RampUpStrategy strategy);
+// The rate of request `index` (0-based) of `n`, with progress p = index / max(n - 1, 1):
+// linear start + (end - start) * p, exponential start * (end / start)^p (vLLM's
+// _get_current_request_rate, in the same floating-point steps).
+double ramp_up_rate(const RampUp& ramp_up, size_t index, size_t n);
 
 struct ArrivalOptions {
   // Requests per second; infinity sends everything at t0 (vLLM's default).
@@ -17,13 +33,17 @@ struct ArrivalOptions {
   // Gamma shape: 1 = Poisson, < 1 burstier, > 1 more regular, infinity = constant spacing.
   double burstiness = 1.0;
   uint64_t seed = 0;
+  // Set: each request's own rate (ramp_up_rate) instead of request_rate.
+  std::optional<RampUp> ramp_up = std::nullopt;
 };
 
 // vLLM's arrival process: gamma inter-arrival gaps with shape = burstiness and mean 1/rate,
 // accumulated, then rescaled so that the last arrival lands exactly at n / rate (vLLM does this
-// to remove the random drift of the total). Returns n non-decreasing times in ns from t0; the
-// same options give the same times, bit for bit. Throws core::Error on a rate <= 0 or NaN or a
-// burstiness <= 0.
+// to remove the random drift of the total). With ramp_up, request i's gap has mean
+// 1 / ramp_up_rate(i) (exactly that with burstiness inf) and nothing is rescaled, as in vLLM.
+// The first request also waits its gap. Returns n non-decreasing times in ns from t0; the same
+// options give the same times, bit for bit. Throws core::Error (kUsage) on a rate <= 0 or NaN,
+// a burstiness <= 0 or NaN, a ramp-up start_rps <= 0 or an end_rps below it.
 std::vector<int64_t> arrival_times_ns(size_t n, const ArrivalOptions& options);
 
 // Trace replay: request i is due at trace_offsets_ns[i] * time_scale after t0 (2 = twice as
