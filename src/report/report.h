@@ -37,6 +37,12 @@ struct ClientHealth {
   int64_t read_delay_max_ns = 0;
 };
 
+// One entry of vLLM's rps_change_events: the integer rate a ramp-up reached, and when.
+struct RpsChangeEvent {
+  int64_t rps = 0;
+  std::string timestamp;  // local time, "YYYY-MM-DDTHH:MM:SS[.ffffff]" (core::local_iso_timestamp)
+};
+
 // What vLLM prints above / stores beside the metrics.
 struct RunInfo {
   std::string backend = "openai";  // --backend / endpoint_type
@@ -51,6 +57,10 @@ struct RunInfo {
   std::map<std::string, std::string> metadata;  // --metadata key=value
   std::vector<std::string> percentile_metrics = {"ttft", "tpot", "itl"};
   std::map<std::string, double> goodput_slo_ms;
+  // vLLM's ramp-up (request_rate is then inf): its strategy ("" = none), rates and events.
+  std::string ramp_up_strategy;
+  int64_t ramp_up_start_rps = 0, ramp_up_end_rps = 0;
+  std::vector<RpsChangeEvent> rps_change_events;
   // vLLM hides the token lines and the ttft/tpot/itl sections without a tokenizer
   // (--skip-tokenizer-init); tokenizer_id is then written as null.
   bool has_tokenizer = true;

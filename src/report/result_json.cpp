@@ -1,8 +1,9 @@
 // vLLM's --save-result JSON: main_async() and benchmark() in vllm/benchmarks/serve.py build it
 // as {date, endpoint_type, backend, label, model_id, tokenizer_id, num_prompts, <metadata>,
-// request_rate, burstiness, max_concurrency} merged with the benchmark result, later keys
-// winning; the per-request arrays are deleted unless --save-detailed. Units follow vLLM:
-// aggregates in ms (*_ms), per-request ttfts/itls/latencies/start_times/queue_times in seconds.
+// request_rate, burstiness, max_concurrency, ramp_up_* with a ramp-up} merged with the benchmark
+// result (rps_change_events with a ramp-up), later keys winning; the per-request arrays are
+// deleted unless --save-detailed. Units follow vLLM: aggregates in ms (*_ms), per-request
+// ttfts/itls/latencies/start_times/queue_times in seconds.
 #include <algorithm>
 #include <cmath>
 
@@ -124,6 +125,15 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
   j["request_rate"] = number_or_inf(info.request_rate);
   j["burstiness"] = number_or_inf(info.burstiness);
   j["max_concurrency"] = info.max_concurrency > 0 ? json(info.max_concurrency) : json(nullptr);
+  if (!info.ramp_up_strategy.empty()) {
+    j["ramp_up_strategy"] = info.ramp_up_strategy;
+    j["ramp_up_start_rps"] = info.ramp_up_start_rps;
+    j["ramp_up_end_rps"] = info.ramp_up_end_rps;
+    json events = json::array();
+    for (const RpsChangeEvent& e : info.rps_change_events)
+      events.push_back({{"rps", e.rps}, {"timestamp", e.timestamp}});
+    j["rps_change_events"] = std::move(events);
+  }
 
   j["duration"] = m.duration_s;
   j["completed"] = m.completed;

@@ -180,6 +180,32 @@ TEST(VllmResultJson, GoodputAndQueueMetricsWhenAsked) {
   EXPECT_TRUE(j.contains("p99_e2el_including_client_queue_ms"));
 }
 
+TEST(VllmResultJson, RampUpKeysAndRpsChangeEventsOnlyWithARampUp) {
+  json plain = make(false);
+  for (const char* k :
+       {"ramp_up_strategy", "ramp_up_start_rps", "ramp_up_end_rps", "rps_change_events"}) {
+    EXPECT_FALSE(plain.contains(k)) << k;
+  }
+  auto rs = records();
+  metrics::Summary s = metrics::compute(rs, 2.0, {});
+  RunInfo i = info();
+  i.ramp_up_strategy = "exponential";
+  i.ramp_up_start_rps = 2;
+  i.ramp_up_end_rps = 4;
+  i.rps_change_events = {
+      {2, "2026-01-01T12:00:00.000100"}, {3, "2026-01-01T12:00:01"}, {4, "2026-01-01T12:00:02.5"}};
+  json j = vllm_result_json(s, i, rs, false);
+  EXPECT_EQ(j["ramp_up_strategy"], "exponential");
+  EXPECT_TRUE(j["ramp_up_start_rps"].is_number_integer());  // ints, as vLLM's flags
+  EXPECT_EQ(j["ramp_up_start_rps"], 2);
+  EXPECT_EQ(j["ramp_up_end_rps"], 4);
+  EXPECT_EQ(j["request_rate"], "inf");
+  EXPECT_EQ(j["rps_change_events"], json::parse(R"([
+      {"rps": 2, "timestamp": "2026-01-01T12:00:00.000100"},
+      {"rps": 3, "timestamp": "2026-01-01T12:00:01"},
+      {"rps": 4, "timestamp": "2026-01-01T12:00:02.5"}])"));
+}
+
 TEST(VllmResultJson, ServebenchExtrasUnderTheirOwnKey) {
   json j = make(false);
   const json& sb = j["servebench"];

@@ -108,6 +108,15 @@ std::string guidellm_strategy(const RunResult& run) {
       load != run.result.end() && load->is_object() && load->contains("load")) {
     if (const auto name = string_at((*load)["load"], "benchmark")) return *name;
   }
+  // vLLM's ramp-up writes request_rate "inf": its rates are the ramp's (ASCII, so that the
+  // byte-counted columns stay aligned).
+  if (const auto strategy = string_at(run.result, "ramp_up_strategy")) {
+    const auto start = figure(run, "ramp_up_start_rps"), end = figure(run, "ramp_up_end_rps");
+    if (start && end) {
+      return fmt::format("ramp-up {} {}->{}", *strategy, static_cast<int64_t>(*start),
+                         static_cast<int64_t>(*end));
+    }
+  }
   const double rate = figure(run, "request_rate").value_or(INFINITY);
   const auto concurrency = figure(run, "max_concurrency");
   if (std::isinf(rate)) {

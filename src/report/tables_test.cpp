@@ -250,6 +250,28 @@ TEST(GuidellmTables, WithoutDetailTpotAndIncompleteAreUnavailable) {
   EXPECT_EQ(stats[5], "0.90");  // E2EL still comes from the latencies vLLM always keeps
 }
 
+TEST(GuidellmTables, RampUpRunIsNamedByItsRampNotAsThroughput) {
+  // A ramp-up result: request_rate "inf" and no concurrency would read as "throughput".
+  RunResult run = detailed_servebench_run();
+  run.result["request_rate"] = "inf";
+  run.result["ramp_up_strategy"] = "linear";
+  run.result["ramp_up_start_rps"] = 1;
+  run.result["ramp_up_end_rps"] = 20;
+  run.result["rps_change_events"] = json::parse(
+      R"([{"rps": 1, "timestamp": "2026-01-01T23:59:50"},
+          {"rps": 2, "timestamp": "2026-01-01T23:59:51.25"}])");
+  const std::vector<RunResult> runs = {run};
+  const std::vector<std::string> lines = lines_of(guidellm_tables(runs));
+  ASSERT_EQ(lines.size(), 15u);
+  EXPECT_EQ(split_cells(lines[5])[0], "ramp-up linear 1->20");
+  EXPECT_EQ(split_cells(lines[5])[3], "20.0");  // the rest of the row as for any run
+  EXPECT_EQ(split_cells(lines[13])[0], "ramp-up linear 1->20");
+  // The events are an array: left out of the CSV, the ramp's scalars kept.
+  const std::string csv = figures_csv(runs);
+  EXPECT_EQ(csv.find("rps_change_events"), std::string::npos);
+  EXPECT_NE(csv.find("ramp_up_start_rps"), std::string::npos);
+}
+
 TEST(InferencePerfStages, PythonFloatsAndRequestCounts) {
   std::vector<RunResult> runs = {make_run("a", {{"request_rate", 1.0},
                                                 {"completed", 30},
