@@ -30,7 +30,7 @@ const std::set<std::string> kReserved = {
     "--dataset-name",      "--random-input-len", "--random-output-len", "--random-range-ratio",
     "--random-prefix-len", "--save-result",      "--append-result",     "--result-dir",
     "--result-filename",   "--metadata",         "--num-warmups",       "--input-len",
-    "--output-len"};
+    "--output-len",        "--ramp-up-strategy", "--ramp-up-start-rps", "--ramp-up-end-rps"};
 
 std::string dashed(std::string flag) {
   const size_t eq = flag.find('=');

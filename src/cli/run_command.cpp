@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/run_config.h"
 #include "cli/run_profiles.h"
+#include "cli/run_ramp_up.h"
 #include "cli/run_search.h"
 #include "cli/run_stages.h"
 #include "cli/run_support.h"
@@ -80,6 +81,7 @@ struct RawFlags {
   run::LoadFlags load;              // GuideLLM's load shapes (run_profiles.h)
   std::string sim_instances = "1";  // several embedded simulators, one target each (run_targets.h)
   run::StageFlags stages;           // inference-perf's load stages (run_stages.h)
+  run::RampUpFlags ramp_up;         // vLLM's ramp-up (run_ramp_up.h)
 };
 
 // "--num-prompts" also answers to "--num_prompts", as vLLM's FlexibleArgumentParser does.
@@ -103,9 +105,6 @@ class RunFormatter : public CLI::Formatter {
 // (vLLM's --profile, the torch profiler switch, is GuideLLM's --profile here: run_profiles.h.)
 const std::set<std::string> kVllmOnlyFlags = {"--lora-modules",
                                               "--lora-assignment",
-                                              "--ramp-up-strategy",
-                                              "--ramp-up-start-rps",
-                                              "--ramp-up-end-rps",
                                               "--logprobs",
                                               "--use-beam-search",
                                               "--plot-timeline",
@@ -403,9 +402,10 @@ void check_dataset(const RawFlags& f, const Given& given, run::RunConfig& c) {
     c.num_prompts = total;
   }
 
-  // Traffic. A trace brings its own send times: a rate or burstiness would contradict them.
+  // Traffic. A trace brings its own send times: a rate, burstiness or ramp-up would contradict
+  // them.
   const bool trace = dataset::is_trace_dataset(name);
-  for (const char* flag : {"--request-rate", "--burstiness"}) {
+  for (const char* flag : {"--request-rate", "--burstiness", "--ramp-up-strategy"}) {
     if (trace && given(flag)) {
       usage(flag, "the " + name +
                       " dataset replays the trace's own timestamps; use "
@@ -555,6 +555,7 @@ run::RunConfig validate(const RawFlags& f, const CLI::App& sub) {
   run::apply_load_flags(f.load, given, c);
   run::apply_target_flags(f.sim_instances, given, c);
   run::apply_stage_flags(f.stages, given, c);
+  run::apply_ramp_up_flags(f.ramp_up, given, c);  // after the load shapes that refuse it
   return c;
 }
 
@@ -703,6 +704,14 @@ Action add_run_command(CLI::App& app, bool check_only) {
       traffic);
   opt("--burstiness", f->burstiness, "gamma shape of the gaps: 1 Poisson, <1 burstier, >1 steadier",
       traffic);
+  opt("--ramp-up-strategy", f->ramp_up.strategy,
+      "linear or exponential: the rate rises from --ramp-up-start-rps at the first request to "
+      "--ramp-up-end-rps at the last, instead of --request-rate",
+      traffic);
+  opt("--ramp-up-start-rps", f->ramp_up.start_rps,
+      "with --ramp-up-strategy: the first request's rate (an integer >= 1)", traffic);
+  opt("--ramp-up-end-rps", f->ramp_up.end_rps,
+      "with --ramp-up-strategy: the last request's rate (an integer >= the start)", traffic);
   opt("--max-concurrency", f->max_concurrency,
       "at most this many requests in flight; a list (1,2,4,8) runs one benchmark each", traffic);
   opt("--num-warmups", f->num_warmups, "warmup requests before the run (not measured)", traffic);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +61,8 @@ struct RunConfig {
   double request_rate = 0;            // inf allowed; the current run's value of the list below
   std::vector<double> request_rates;  // --request-rate list: one run per value (× concurrency)
   double burstiness = 1.0;
+  // --ramp-up-strategy (run_ramp_up.h): each request's rate from the ramp; request_rate is inf.
+  std::optional<schedule::RampUp> ramp_up;
   int max_concurrency = 0;             // 0 = none; the current run's value of the list below
   std::vector<int> max_concurrencies;  // --max-concurrency list ({0} when not given)
   int max_active_conversations = 0;    // --max-active-conversations (multi-turn); 0 = none

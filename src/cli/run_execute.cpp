@@ -20,6 +20,7 @@
 
 #include "cli/run_config.h"
 #include "cli/run_profiles.h"
+#include "cli/run_ramp_up.h"
 #include "cli/run_server_metrics.h"
 #include "cli/run_stages.h"
 #include "cli/run_support.h"
@@ -184,10 +185,13 @@ struct Paths {
 // vLLM's compute_result_filename, and the records file beside it (or in --result-dir).
 Paths output_paths(const RunConfig& c, const std::string& model_id, const std::string& date) {
   Paths p;
-  std::string name = c.result_filename.empty()
-                         ? result_file_name(c.label.empty() ? c.backend : c.label, c.request_rate,
-                                            c.max_concurrency, model_id, date)
-                         : c.result_filename;
+  const std::string label = c.label.empty() ? c.backend : c.label;
+  std::string name = c.result_filename;
+  if (name.empty()) {
+    name = c.ramp_up
+               ? ramp_up_result_file_name(label, *c.ramp_up, c.max_concurrency, model_id, date)
+               : result_file_name(label, c.request_rate, c.max_concurrency, model_id, date);
+  }
   std::string in_dir = c.result_dir.empty() ? name : (fs::path(c.result_dir) / name).string();
   if (c.save_result || c.append_result) p.result = in_dir;
   if (!c.records_path.empty()) {
@@ -307,8 +311,9 @@ std::vector<client::PlannedRequest> make_plan(const RunConfig& c,
     arrivals.request_rate = c.request_rate;
     arrivals.burstiness = c.burstiness;
     arrivals.seed = c.seed;
-    // Multi-turn: the arrivals are the conversations' first turns; a later turn is sent when
-    // the turn before it ends (client.h).
+    arrivals.ramp_up = c.ramp_up;
+    // Multi-turn: the arrivals (and a ramp-up's requests) are the conversations' first turns; a
+    // later turn is sent when the turn before it ends (client.h).
     const size_t first_turns = static_cast<size_t>(std::count_if(
         prompts.begin(), prompts.end(), [](const dataset::Prompt& p) { return p.turn == 0; }));
     const std::vector<int64_t> starts = schedule::arrival_times_ns(first_turns, arrivals);
@@ -396,6 +401,8 @@ struct MainRun {
   bool interrupted = false;
   StopOutcome stop;               // the stop rule that ended the run, if any
   nlohmann::json server_metrics;  // scraped during the run (run_server_metrics.h); null if off
+  std::vector<report::RpsChangeEvent> rps_change_events;  // with a ramp-up (run_ramp_up.h)
+  nlohmann::json ramp_up;                                 // servebench's "ramp_up"; null if none
 };
 
 MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::BodyOptions& body,
@@ -410,7 +417,11 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
                 python_float(c.trace_time_scale).c_str(),
                 plan.empty() ? 0.0 : static_cast<double>(plan.back().intended_ns) / 1e9);
   } else {
-    std::printf("Traffic request rate: %s\n", python_float(c.request_rate).c_str());
+    if (c.ramp_up) {
+      std::fputs(ramp_up_traffic_lines(*c.ramp_up).c_str(), stdout);
+    } else {
+      std::printf("Traffic request rate: %s\n", python_float(c.request_rate).c_str());
+    }
     std::printf("Burstiness factor: %s (%s)\n", python_float(c.burstiness).c_str(),
                 c.burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
   }
@@ -448,6 +459,11 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   records_file.flush();
   bar.close();
   m.server_metrics = server_metrics.stop(m.stats.t0_mono_ns, c.save_detailed);
+  if (c.ramp_up) {
+    m.rps_change_events =
+        rps_change_events(*c.ramp_up, plan, m.records, core::wall_ns_at_mono(m.stats.t0_mono_ns));
+    m.ramp_up = ramp_up_json(*c.ramp_up, plan);
+  }
   m.interrupted = g_interrupts.load() > 0;
   m.stop = stop_rules.outcome();
   if (stop_rules.tripped() && !m.interrupted) g_stop.store(false);  // a sweep goes on
@@ -483,6 +499,13 @@ nlohmann::json args_json(const RunConfig& c, const Target& t) {
   auto number_or_inf = [](double v) {
     return std::isinf(v) ? nlohmann::json("inf") : nlohmann::json(v);
   };
+  // vLLM's args hold the ramp-up flags always (None when not given).
+  nlohmann::json ramp_strategy, ramp_start, ramp_end;
+  if (c.ramp_up) {
+    ramp_strategy = schedule::ramp_up_strategy_name(c.ramp_up->strategy);
+    ramp_start = c.ramp_up->start_rps;
+    ramp_end = c.ramp_up->end_rps;
+  }
   return {{"backend", c.backend},
           {"base_url",
            c.embedded ? nlohmann::json(nullptr) : nlohmann::json(url_for_messages(c.base_url))},
@@ -500,13 +523,17 @@ nlohmann::json args_json(const RunConfig& c, const Target& t) {
           {"burstiness", number_or_inf(c.burstiness)},
           {"max_concurrency",
            c.max_concurrency > 0 ? nlohmann::json(c.max_concurrency) : nlohmann::json(nullptr)},
+          {"ramp_up_strategy", ramp_strategy},
+          {"ramp_up_start_rps", ramp_start},
+          {"ramp_up_end_rps", ramp_end},
           {"seed", c.seed},
           {"num_warmups", c.num_warmups},
           {"ignore_eos", c.ignore_eos}};
 }
 
 report::RunInfo run_info(const RunConfig& c, const Target& target, const std::string& date,
-                         const client::ClientStats& stats) {
+                         const MainRun& m) {
+  const client::ClientStats& stats = m.stats;
   report::RunInfo info;
   info.backend = c.backend;
   info.label = c.label;
@@ -516,6 +543,12 @@ report::RunInfo run_info(const RunConfig& c, const Target& target, const std::st
   info.request_rate = c.request_rate;
   info.burstiness = c.burstiness;
   info.max_concurrency = c.max_concurrency;
+  if (c.ramp_up) {
+    info.ramp_up_strategy = schedule::ramp_up_strategy_name(c.ramp_up->strategy);
+    info.ramp_up_start_rps = c.ramp_up->start_rps;
+    info.ramp_up_end_rps = c.ramp_up->end_rps;
+    info.rps_change_events = m.rps_change_events;
+  }
   info.date = date;
   for (const auto& [k, v] : c.metadata) info.metadata[k] = v;
   info.percentile_metrics = c.percentile_metrics;
@@ -564,7 +597,7 @@ nlohmann::json report_and_save(const RunConfig& c, const Target& target, const s
     std::fprintf(stderr,
                  "servebench: warning: every request failed; check the benchmark arguments\n");
   }
-  const report::RunInfo info = run_info(c, target, date, m.stats);
+  const report::RunInfo info = run_info(c, target, date, m);
   std::fputs(report::vllm_console_block(summary, info).c_str(), stdout);
   std::fputs(report::extras_console_block(summary, info).c_str(), stdout);
   if (!m.server_metrics.is_null())
@@ -579,6 +612,7 @@ nlohmann::json report_and_save(const RunConfig& c, const Target& target, const s
   ours["dataset"] = dataset_json(c);
   if (!m.server_metrics.is_null()) ours["server_metrics"] = m.server_metrics;
   if (c.stage_index >= 0) ours["stage"] = stage_json(c);
+  if (!m.ramp_up.is_null()) ours["ramp_up"] = m.ramp_up;
   if (c.coordination) ours["target"] = target_json(c);
   ours["load"] = load_json(c, trimmed, m.stop, ended_by_duration(c, m.records, m.not_sent));
   if (paths.result.empty()) return result;

@@ -153,13 +153,31 @@ std::vector<std::string> parse_percentile_metrics(const std::string& text) {
   return out;
 }
 
+namespace {
+
+std::string base_model_of(const std::string& model_id) {
+  return model_id.substr(model_id.rfind('/') + 1);
+}
+
+std::string concurrency_part(int max_concurrency) {
+  return max_concurrency > 0 ? fmt::format("-concurrency{}", max_concurrency) : std::string();
+}
+
+}  // namespace
+
 std::string result_file_name(const std::string& label, double request_rate, int max_concurrency,
                              const std::string& model_id, const std::string& date) {
-  std::string base_model = model_id.substr(model_id.rfind('/') + 1);
-  std::string concurrency =
-      max_concurrency > 0 ? fmt::format("-concurrency{}", max_concurrency) : std::string();
-  return fmt::format("{}-{}qps{}-{}-{}.json", label, python_float(request_rate), concurrency,
-                     base_model, date);
+  return fmt::format("{}-{}qps{}-{}-{}.json", label, python_float(request_rate),
+                     concurrency_part(max_concurrency), base_model_of(model_id), date);
+}
+
+std::string ramp_up_result_file_name(const std::string& label, const schedule::RampUp& ramp_up,
+                                     int max_concurrency, const std::string& model_id,
+                                     const std::string& date) {
+  return fmt::format("{}-ramp-up-{}-{}qps-{}qps{}-{}-{}.json", label,
+                     schedule::ramp_up_strategy_name(ramp_up.strategy), ramp_up.start_rps,
+                     ramp_up.end_rps, concurrency_part(max_concurrency), base_model_of(model_id),
+                     date);
 }
 
 std::string url_for_messages(const std::string& url) {

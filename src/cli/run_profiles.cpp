@@ -76,6 +76,8 @@ void check_profile(const LoadFlags& f, const std::function<bool(const char*)>& g
     usage("--request-rate", "is vLLM's traffic; with --profile give GuideLLM's --rate");
   if (given("--burstiness"))
     usage("--burstiness", "applies to vLLM's --request-rate, not to --profile " + name);
+  if (given("--ramp-up-strategy"))
+    usage("--ramp-up-strategy", "is vLLM's traffic; with --profile give GuideLLM's --rate");
   if (dataset::is_trace_dataset(c.dataset.name))
     usage("--profile",
           "the " + c.dataset.name + " dataset replays its own timestamps; drop --profile");
@@ -263,6 +265,9 @@ void apply_load_flags(const LoadFlags& f, const std::function<bool(const char*)>
   }
   if (L.duration_s > 0 && c.dataset.sharegpt.multi_turn)
     usage("--duration", "does not apply to --multi-turn runs (a conversation cannot be cut off)");
+  if (L.duration_s > 0 && given("--ramp-up-strategy"))
+    usage("--ramp-up-strategy",
+          "ramps over --num-prompts requests; it cannot be cut off by --duration");
   if (L.duration_s > 0 && L.profile == LoadProfile::kNone) {
     // vLLM's arrivals put the first request one mean gap after t0.
     for (double rate : c.request_rates) {

@@ -99,6 +99,10 @@ TEST(LoadFlags, CombinationsWithVllmFlagsAreRefusedNamingTheFlag) {
   refused({"--profile", "--request-rate"}, {.profile = "constant", .rate = "2"}, "--request-rate");
   refused({"--profile", "--burstiness"}, {.profile = "poisson", .rate = "2"}, "--burstiness");
   refused({"--rate"}, {.rate = "2"}, "--rate");
+  // vLLM's ramp-up sets the load too: not with a profile, and not cut off by a duration.
+  refused({"--profile", "--rate", "--ramp-up-strategy"}, {.profile = "constant", .rate = "2"},
+          "--ramp-up-strategy");
+  refused({"--duration", "--ramp-up-strategy"}, {.duration = "10"}, "--ramp-up-strategy");
   refused({"--profile"}, {.profile = "bogus"}, "--profile");
   refused({"--profile"}, {.profile = "constant"}, "--rate");  // constant needs a rate
   refused({"--profile", "--rate"}, {.profile = "synchronous", .rate = "2"}, "--rate");

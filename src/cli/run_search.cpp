@@ -127,6 +127,7 @@ SearchPlan validate_search(const SearchFlags& f, const RunConfig& c) {
   // The search sets the load itself, run after run, on one target.
   if (c.limits.profile != LoadProfile::kNone) usage("--profile", "not with --search-slo");
   if (!c.stages.empty()) usage("--stages", "not with --search-slo");
+  if (c.ramp_up) usage("--ramp-up-strategy", "not with --search-slo");
   if (c.target_urls.size() > 1 || c.sim_instances > 1) {
     usage("--search-slo", "searches one target; give one --base-url (or one simulator)");
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 
 #include "core/error.h"
 
@@ -90,6 +91,9 @@ TEST(SloSearch, FlagsAreCheckedNamingTheFlag) {
   c.request_rates = {1, 2};
   EXPECT_EQ(error_of([&] { validate_search(f, c); }).rfind("--search-slo: searches one load", 0),
             0u);
+  c.request_rates = {std::numeric_limits<double>::infinity()};
+  c.ramp_up = schedule::RampUp{schedule::RampUpStrategy::kLinear, 1, 20};
+  EXPECT_EQ(error_of([&] { validate_search(f, c); }).rfind("--ramp-up-strategy: ", 0), 0u);
 }
 
 }  // namespace

@@ -135,7 +135,8 @@ void apply_stage_flags(const StageFlags& f, const std::function<bool(const char*
       if (given(flag)) usage(flag, "applies only with --stages");
     return;
   }
-  for (const char* flag : {"--request-rate", "--burstiness", "--num-prompts"}) {
+  for (const char* flag :
+       {"--request-rate", "--burstiness", "--num-prompts", "--ramp-up-strategy"}) {
     if (given(flag)) {
       usage(flag, "--stages sets each stage's rate and request count (rate × duration); drop " +
                       std::string(flag));

@@ -119,6 +119,11 @@ TEST(StageFlags, ConflictsAreOneLineErrors) {
               apply_stage_flags({"1:3", "", ""}, given_flags({"--stages", "--num-prompts"}), c);
             }).find("--num-prompts:"),
             std::string::npos);
+  EXPECT_NE(
+      usage_error([&] {
+        apply_stage_flags({"1:3", "", ""}, given_flags({"--stages", "--ramp-up-strategy"}), c);
+      }).find("--ramp-up-strategy: --stages sets each stage's rate"),
+      std::string::npos);
   EXPECT_NE(usage_error([&] {
               apply_stage_flags({"", "poisson", ""}, given_flags({"--stage-arrival"}), c);
             }).find("--stage-arrival: applies only with --stages"),

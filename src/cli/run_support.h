@@ -13,6 +13,7 @@
 
 #include "client/client.h"
 #include "dataset/dataset.h"
+#include "schedule/schedule.h"
 
 namespace servebench::cli::run {
 
@@ -44,6 +45,11 @@ std::vector<std::string> parse_percentile_metrics(const std::string& text);
 // vLLM's result file name: {label}-{rate}qps[-concurrency{N}]-{model basename}-{date}.json.
 std::string result_file_name(const std::string& label, double request_rate, int max_concurrency,
                              const std::string& model_id, const std::string& date);
+// With a ramp-up (vLLM's name for it):
+// {label}-ramp-up-{strategy}-{start}qps-{end}qps[-concurrency{N}]-{model basename}-{date}.json.
+std::string ramp_up_result_file_name(const std::string& label, const schedule::RampUp& ramp_up,
+                                     int max_concurrency, const std::string& model_id,
+                                     const std::string& date);
 // A URL with any "user:password@" removed, for messages.
 std::string url_for_messages(const std::string& url);
 // "bench-" + 8 random hex digits + "-" (vLLM's --request-id-prefix default).

@@ -36,6 +36,16 @@ TEST(ResultFileName, FollowsVllmPattern) {
   EXPECT_EQ(result_file_name("x", 2.5, 0, "a/b/c", "d"), "x-2.5qps-c-d.json");
 }
 
+TEST(ResultFileName, RampUpFollowsVllmPattern) {
+  const schedule::RampUp linear{schedule::RampUpStrategy::kLinear, 1, 20};
+  EXPECT_EQ(
+      ramp_up_result_file_name("openai", linear, 0, "meta-llama/Llama-3-8B", "20240101-120000"),
+      "openai-ramp-up-linear-1qps-20qps-Llama-3-8B-20240101-120000.json");
+  const schedule::RampUp exponential{schedule::RampUpStrategy::kExponential, 2, 64};
+  EXPECT_EQ(ramp_up_result_file_name("vllm", exponential, 8, "m", "d"),
+            "vllm-ramp-up-exponential-2qps-64qps-concurrency8-m-d.json");
+}
+
 TEST(UrlForMessages, DropsUserInfoOnly) {
   EXPECT_EQ(url_for_messages("http://user:pw@h:1/v1"), "http://h:1/v1");
   EXPECT_EQ(url_for_messages("https://h:1/a@b"), "https://h:1/a@b");

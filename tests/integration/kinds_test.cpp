@@ -62,6 +62,10 @@ TEST(Latency, RefusesWhatItSetsItselfAndEngineFlags) {
   EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
   EXPECT_NE(o.err.find("--num-prompts: set by `servebench latency` itself"), std::string::npos)
       << o.err;
+  o = run(with_sim({"latency", "--ramp-up-strategy", "linear"}), 30);  // it sets the load
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("--ramp-up-strategy: set by `servebench latency` itself"), std::string::npos)
+      << o.err;
   o = run(with_sim({"latency", "--profile"}), 30);
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("--profile: a setting of vLLM's offline engine"), std::string::npos)

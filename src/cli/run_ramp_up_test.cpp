@@ -1,0 +1,213 @@
+// vLLM's ramp-up in `servebench run` (run_ramp_up.cpp): the flags' checks, the console lines, and
+// rps_change_events built from a plan and its records.
+#include "cli/run_ramp_up.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace servebench::cli::run {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// What run_command.cpp leaves before apply_ramp_up_flags: vLLM's default rate.
+RunConfig base_config() {
+  RunConfig c;
+  c.dataset.name = "random";
+  c.request_rates = {kInf};
+  c.request_rate = kInf;
+  c.max_concurrencies = {0};
+  return c;
+}
+
+struct Case {
+  RampUpFlags flags;
+  std::set<std::string> given;
+  std::vector<double> request_rates = {kInf};
+};
+
+RunConfig apply(const Case& k) {
+  RunConfig c = base_config();
+  c.request_rates = k.request_rates;
+  apply_ramp_up_flags(
+      k.flags, [&](const char* f) { return k.given.count(f) > 0; }, c);
+  return c;
+}
+
+// The usage error's text ("<flag>: <message>"), or "" when accepted.
+std::string refusal(const Case& k) {
+  try {
+    apply(k);
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::kUsage);
+    return e.what();
+  }
+  return "";
+}
+
+const std::set<std::string> kAll = {"--ramp-up-strategy", "--ramp-up-start-rps",
+                                    "--ramp-up-end-rps"};
+
+TEST(RampUpFlags, AcceptedFlagsSetTheRampAndLeaveTheRateInf) {
+  RunConfig c = apply({{"linear", "1", "20"}, kAll});
+  ASSERT_TRUE(c.ramp_up);
+  EXPECT_EQ(c.ramp_up->strategy, schedule::RampUpStrategy::kLinear);
+  EXPECT_EQ(c.ramp_up->start_rps, 1);
+  EXPECT_EQ(c.ramp_up->end_rps, 20);
+  EXPECT_EQ(c.request_rates, std::vector<double>{kInf});
+  EXPECT_TRUE(std::isinf(c.request_rate));
+  c = apply({{"exponential", "4", "4"}, kAll});  // start == end: a constant ramp
+  ASSERT_TRUE(c.ramp_up);
+  EXPECT_EQ(c.ramp_up->strategy, schedule::RampUpStrategy::kExponential);
+  // vLLM checks the value: its default, given explicitly, is no conflict.
+  Case explicit_inf{{"linear", "1", "2"}, kAll};
+  explicit_inf.given.insert("--request-rate");
+  EXPECT_EQ(refusal(explicit_inf), "");
+  // Without a strategy nothing is set.
+  EXPECT_FALSE(apply({{}, {}}).ramp_up);
+}
+
+TEST(RampUpFlags, EveryRefusalIsOneLineNamingTheFlag) {
+  Case rate{{"linear", "1", "20"}, kAll, {5}};
+  rate.given.insert("--request-rate");
+  Case rate_list{{"linear", "1", "20"}, kAll, {kInf, kInf}};
+  rate_list.given.insert("--request-rate");
+  const std::vector<std::pair<Case, std::string>> cases = {
+      {{{"", "1", ""}, {"--ramp-up-start-rps"}}, "--ramp-up-start-rps: applies only with"},
+      {{{"", "", "5"}, {"--ramp-up-end-rps"}}, "--ramp-up-end-rps: applies only with"},
+      {{{"quadratic", "1", "5"}, kAll}, "--ramp-up-strategy: unknown strategy 'quadratic'"},
+      {rate, "--request-rate: the request rate is controlled by the ramp-up flags"},
+      {rate_list, "--request-rate: the request rate is controlled by the ramp-up flags"},
+      {{{"linear", "", "5"}, {"--ramp-up-strategy", "--ramp-up-end-rps"}},
+       "--ramp-up-start-rps: is required"},
+      {{{"linear", "1", ""}, {"--ramp-up-strategy", "--ramp-up-start-rps"}},
+       "--ramp-up-end-rps: is required"},
+      {{{"linear", "-1", "5"}, kAll}, "--ramp-up-start-rps: must be >= 0"},
+      {{{"linear", "1", "-5"}, kAll}, "--ramp-up-end-rps: must be >= 0"},
+      {{{"linear", "1.5", "5"}, kAll}, "--ramp-up-start-rps: expected an integer"},
+      {{{"linear", "6", "5"}, kAll}, "--ramp-up-start-rps: must not exceed --ramp-up-end-rps"},
+      {{{"exponential", "0", "5"}, kAll},
+       "--ramp-up-start-rps: cannot be 0 for the exponential strategy"},
+      {{{"linear", "0", "5"}, kAll}, "--ramp-up-start-rps: must be at least 1"},
+  };
+  for (const auto& [k, prefix] : cases) {
+    const std::string e = refusal(k);
+    EXPECT_EQ(e.rfind(prefix, 0), 0u) << "expected '" << prefix << "', got '" << e << "'";
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+  // The linear start of 0 says why it differs from vLLM.
+  EXPECT_NE(refusal({{"linear", "0", "5"}, kAll}).find("vLLM accepts 0"), std::string::npos);
+}
+
+TEST(RampUpConsole, VllmsTwoLines) {
+  EXPECT_EQ(ramp_up_traffic_lines({schedule::RampUpStrategy::kLinear, 1, 20}),
+            "Traffic ramp-up strategy: linear.\n"
+            "Will increase RPS from 1 to 20 RPS over the duration of the benchmark.\n");
+  EXPECT_EQ(ramp_up_traffic_lines({schedule::RampUpStrategy::kExponential, 2, 64}),
+            "Traffic ramp-up strategy: exponential.\n"
+            "Will increase RPS from 2 to 64 RPS over the duration of the benchmark.\n");
+}
+
+constexpr int64_t kWallT0 = 1'700'000'000LL * 1'000'000'000;
+constexpr int64_t kMs = 1'000'000;
+
+// Single requests due every 100 ms, each sent 1 ms late.
+std::vector<client::PlannedRequest> plan_of(size_t n) {
+  std::vector<client::PlannedRequest> plan(n);
+  for (size_t i = 0; i < n; ++i) {
+    plan[i].index = i;
+    plan[i].intended_ns = static_cast<int64_t>(i + 1) * 100 * kMs;
+  }
+  return plan;
+}
+
+std::vector<record::RequestRecord> sent(const std::vector<client::PlannedRequest>& plan) {
+  std::vector<record::RequestRecord> records;
+  for (auto it = plan.rbegin(); it != plan.rend(); ++it) {  // completion order differs
+    record::RequestRecord r;
+    r.index = it->index;
+    r.intended_ns = it->intended_ns;
+    r.sent_ns = it->intended_ns + kMs;
+    records.push_back(r);
+  }
+  return records;
+}
+
+std::string at(int64_t ns_after_t0) {
+  return core::local_iso_timestamp(kWallT0 + ns_after_t0);
+}
+
+using Events = std::vector<std::pair<int64_t, std::string>>;
+Events pairs(const std::vector<report::RpsChangeEvent>& events) {
+  Events out;
+  for (const auto& e : events) out.emplace_back(e.rps, e.timestamp);
+  return out;
+}
+
+TEST(RpsChangeEvents, OneEventPerIntegerRateAtTheSendOfTheRequestThatReachedIt) {
+  // Linear 1 → 10 over 4 requests: rates 1, 4, 7, 10.
+  const auto plan = plan_of(4);
+  const schedule::RampUp linear{schedule::RampUpStrategy::kLinear, 1, 10};
+  EXPECT_EQ(pairs(rps_change_events(linear, plan, sent(plan), kWallT0)),
+            (Events{{1, at(0)},
+                    {2, at(201 * kMs)},
+                    {3, at(201 * kMs)},
+                    {4, at(201 * kMs)},
+                    {5, at(301 * kMs)},
+                    {6, at(301 * kMs)},
+                    {7, at(301 * kMs)},
+                    {8, at(401 * kMs)},
+                    {9, at(401 * kMs)},
+                    {10, at(401 * kMs)}}));
+}
+
+TEST(RpsChangeEvents, RatesAreTruncatedAsPythonsInt) {
+  // Linear 1 → 2 over 3 requests: rates 1, 1.5, 2; 1.5 is still 1.
+  auto plan = plan_of(3);
+  const schedule::RampUp slow{schedule::RampUpStrategy::kLinear, 1, 2};
+  EXPECT_EQ(pairs(rps_change_events(slow, plan, sent(plan), kWallT0)),
+            (Events{{1, at(0)}, {2, at(301 * kMs)}}));
+  // Exponential 3 → 10: the last rate is 3 * (10/3) = 10.000000000000002, int 10.
+  plan = plan_of(2);
+  const schedule::RampUp exponential{schedule::RampUpStrategy::kExponential, 3, 10};
+  const auto events = rps_change_events(exponential, plan, sent(plan), kWallT0);
+  ASSERT_EQ(events.size(), 8u);
+  EXPECT_EQ(events.back().rps, 10);
+}
+
+TEST(RpsChangeEvents, UnsentRequestsUseWhenTheyWereDue) {
+  const auto plan = plan_of(3);  // linear 1 → 3: rates 1, 2, 3
+  std::vector<record::RequestRecord> records = sent(plan);
+  records.erase(records.begin());  // request 2 has no record (stopped before it was due)
+  records.front().sent_ns = -1;    // request 1 has one, but was never sent
+  const schedule::RampUp linear{schedule::RampUpStrategy::kLinear, 1, 3};
+  EXPECT_EQ(pairs(rps_change_events(linear, plan, records, kWallT0)),
+            (Events{{1, at(0)}, {2, at(200 * kMs)}, {3, at(300 * kMs)}}));
+}
+
+TEST(RpsChangeEvents, MultiTurnRampsOverFirstTurnsOnly) {
+  // Two conversations of two turns: the ramp's two requests are plan entries 0 and 2.
+  auto plan = plan_of(4);
+  for (size_t i = 0; i < 4; ++i) {
+    plan[i].conversation = static_cast<int64_t>(i / 2);
+    plan[i].turn = static_cast<int32_t>(i % 2);
+  }
+  const schedule::RampUp linear{schedule::RampUpStrategy::kLinear, 1, 3};
+  EXPECT_EQ(pairs(rps_change_events(linear, plan, sent(plan), kWallT0)),
+            (Events{{1, at(0)}, {2, at(301 * kMs)}, {3, at(301 * kMs)}}));
+  const nlohmann::json j = ramp_up_json(linear, plan);
+  EXPECT_EQ(j["requests"], 2);
+  EXPECT_DOUBLE_EQ(j["last_due_s"].get<double>(), 0.3);
+  EXPECT_EQ(j["strategy"], "linear");
+  EXPECT_EQ(j["start_rps"], 1);
+  EXPECT_EQ(j["end_rps"], 3);
+}
+
+}  // namespace
+}  // namespace servebench::cli::run
