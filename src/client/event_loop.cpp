@@ -39,11 +39,11 @@ constexpr int64_t kSpinNs = 50'000;
 constexpr int kStopPollMs = 10;
 // When the delivering thread held the outbox mutex, try again this soon.
 constexpr int64_t kOutboxRetryNs = 1'000'000;
-// The delivering thread is woken once this many records wait, or this long after its last
-// wake-up, not for every record: at 50k requests/s a wake-up per record cost two context
-// switches per request on the loop's core. (It also looks by itself every 5 ms, delivery.cpp.)
+// The delivering thread is woken once this many records wait for it, not for every record:
+// at 50k requests/s a wake-up per record cost two context switches per request on the loop's
+// core. Records the loops deliver themselves never wake it (it looks by itself every 50 ms,
+// delivery.cpp).
 constexpr size_t kWakeDeliveryRecords = 64;
-constexpr int64_t kWakeDeliveryNs = 2'000'000;
 // Requests started per pass before the loop services its sockets again. Starting a burst of
 // thousands in one go would stamp their send times long before they are written (the writes
 // wait for the next epoll pass with libcurl), inflating every TTFT of the burst; reads already
@@ -151,8 +151,7 @@ struct EventLoop::Impl {
   int epoll_fd = -1;
   int pace_fd = -1;
   int wake_fd = -1;
-  int64_t pace_armed_ns = -1;     // absolute expiry the pace timer is armed for
-  int64_t delivery_woken_ns = 0;  // when flush_outbox last woke the delivering thread
+  int64_t pace_armed_ns = -1;  // absolute expiry the pace timer is armed for
 
   int64_t t0 = 0;
   bool stopping = false;
@@ -545,11 +544,7 @@ struct EventLoop::Impl {
     }
     outbox.clear();
     records_to_deliver = true;
-    const int64_t now = core::mono_ns();
-    if (block || waiting >= kWakeDeliveryRecords || now - delivery_woken_ns >= kWakeDeliveryNs) {
-      shared.ready.notify_one();
-      delivery_woken_ns = now;
-    }
+    if (block || waiting >= kWakeDeliveryRecords) shared.ready.notify_one();
   }
 
   // Time with nothing to do until `until_ns`: finished records are delivered in it, this loop's
