@@ -9,23 +9,13 @@
 #include <limits>
 #include <set>
 
+#include "cli/run_test_support.h"
 #include "core/error.h"
 
 namespace servebench::cli::run {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// What run_command.cpp's check_dataset leaves before apply_load_flags: vLLM's defaults.
-RunConfig base_config() {
-  RunConfig c;
-  c.dataset.name = "random";
-  c.num_prompts = 1000;
-  c.request_rates = {kInf};
-  c.request_rate = kInf;
-  c.max_concurrencies = {0};
-  return c;
-}
 
 struct Flags {
   LoadFlags load;
@@ -35,13 +25,13 @@ struct Flags {
   }
 };
 
-RunConfig apply(Flags f, RunConfig c = base_config()) {
+RunConfig apply(Flags f, RunConfig c = vllm_default_config()) {
   apply_load_flags(f.load, f.fn(), c);
   return c;
 }
 
 // The usage error's text (the flag it names comes first), or "" when accepted.
-std::string refusal(Flags f, RunConfig c = base_config()) {
+std::string refusal(Flags f, RunConfig c = vllm_default_config()) {
   try {
     apply_load_flags(f.load, f.fn(), c);
   } catch (const core::Error& e) {
@@ -117,16 +107,16 @@ TEST(LoadFlags, CombinationsWithVllmFlagsAreRefusedNamingTheFlag) {
   // Several runs cannot share one file name.
   refused({"--profile", "--records"}, {.profile = "sweep"}, "--records");
   Flags conc{{.profile = "concurrent", .rate = "4"}, {"--profile", "--rate", "--max-concurrency"}};
-  RunConfig c = base_config();
+  RunConfig c = vllm_default_config();
   c.max_concurrency = 8;
   c.max_concurrencies = {8};
   EXPECT_EQ(refusal(conc, c).rfind("--max-concurrency:", 0), 0u);
   Flags slow{{.duration = "1"}, {"--duration", "--request-rate"}};
-  c = base_config();
+  c = vllm_default_config();
   c.request_rates = {0.1};  // the first vLLM arrival is due at 10 s
   EXPECT_EQ(refusal(slow, c).rfind("--duration:", 0), 0u);
   Flags trace{{.profile = "synchronous"}, {"--profile"}};
-  c = base_config();
+  c = vllm_default_config();
   c.dataset.name = "mooncake";
   EXPECT_EQ(refusal(trace, c).rfind("--profile:", 0), 0u);
 }
@@ -139,7 +129,7 @@ TEST(LoadFlags, RateTimesDurationSizesTheRunUnlessNumPromptsCapsIt) {
   EXPECT_EQ(c.limits.max_requests, 300u);
   EXPECT_FALSE(c.limits.max_requests_given);
   f.given.insert("--num-prompts");
-  RunConfig capped = base_config();
+  RunConfig capped = vllm_default_config();
   capped.num_prompts = 50;
   capped = apply(f, capped);
   EXPECT_EQ(capped.num_prompts, 50);
@@ -213,7 +203,7 @@ TEST(BoundedPlan, ConstantRateOverADurationCyclesThePrompts) {
 
 TEST(BoundedPlan, ConcurrencyProfilesPlanTheCapAllDueAtStart) {
   Flags f{{.profile = "synchronous", .duration = "5"}, {"--profile", "--duration"}};
-  RunConfig c = base_config();
+  RunConfig c = vllm_default_config();
   c.num_prompts = 20;
   c = apply(f, c);
   BenchmarkSequence seq(c);
@@ -278,7 +268,7 @@ TEST(StopRules, OldErrorsLeaveTheWindow) {
 }
 
 TEST(Trim, MeasuredRecordsAndTheirOwnDurationAndTheRecordsFileMarked) {
-  RunConfig c = base_config();
+  RunConfig c = vllm_default_config();
   c.limits.transients.warmup.number = 1;
   c.limits.transients.cooldown.number = 1;
   std::vector<record::RequestRecord> records;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "cli/run_test_support.h"
 #include "core/clock.h"
 #include "core/error.h"
 
@@ -16,16 +17,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// What run_command.cpp leaves before apply_ramp_up_flags: vLLM's default rate.
-RunConfig base_config() {
-  RunConfig c;
-  c.dataset.name = "random";
-  c.request_rates = {kInf};
-  c.request_rate = kInf;
-  c.max_concurrencies = {0};
-  return c;
-}
-
 struct Case {
   RampUpFlags flags;
   std::set<std::string> given;
@@ -33,7 +24,7 @@ struct Case {
 };
 
 RunConfig apply(const Case& k) {
-  RunConfig c = base_config();
+  RunConfig c = vllm_default_config();
   c.request_rates = k.request_rates;
   apply_ramp_up_flags(
       k.flags, [&](const char* f) { return k.given.count(f) > 0; }, c);
