@@ -461,7 +461,7 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   m.server_metrics = server_metrics.stop(m.stats.t0_mono_ns, c.save_detailed);
   if (c.ramp_up) {
     m.rps_change_events =
-        rps_change_events(*c.ramp_up, plan, m.records, core::wall_ns_at_mono(m.stats.t0_mono_ns));
+        rps_change_events(*c.ramp_up, plan, core::wall_ns_at_mono(m.stats.t0_mono_ns));
     m.ramp_up = ramp_up_json(*c.ramp_up, plan);
   }
   m.interrupted = g_interrupts.load() > 0;

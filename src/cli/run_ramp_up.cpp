@@ -77,12 +77,8 @@ std::string ramp_up_traffic_lines(const schedule::RampUp& ramp_up) {
 
 std::vector<report::RpsChangeEvent> rps_change_events(
     const schedule::RampUp& ramp_up, const std::vector<client::PlannedRequest>& plan,
-    const std::vector<record::RequestRecord>& records, int64_t wall_ns_at_t0) {
-  std::vector<int64_t> sent_ns(plan.size(), -1);
-  for (const record::RequestRecord& r : records)
-    if (r.index < sent_ns.size()) sent_ns[r.index] = r.sent_ns;
+    int64_t wall_ns_at_t0) {
   const auto ramped = static_cast<size_t>(std::count_if(plan.begin(), plan.end(), first_turn));
-
   std::vector<report::RpsChangeEvent> events;
   int64_t last_rps = ramp_up.start_rps;
   events.push_back({last_rps, core::local_iso_timestamp(wall_ns_at_t0)});
@@ -91,8 +87,7 @@ std::vector<report::RpsChangeEvent> rps_change_events(
     // int() in vLLM: truncated toward zero.
     const auto rps = static_cast<int64_t>(schedule::ramp_up_rate(ramp_up, k++, ramped));
     if (rps <= last_rps) continue;
-    const int64_t at = sent_ns[i] >= 0 ? sent_ns[i] : plan[i].intended_ns;
-    const std::string timestamp = core::local_iso_timestamp(wall_ns_at_t0 + at);
+    const std::string timestamp = core::local_iso_timestamp(wall_ns_at_t0 + plan[i].intended_ns);
     for (int64_t value = last_rps + 1; value <= rps; ++value) events.push_back({value, timestamp});
     last_rps = rps;
   }

@@ -15,7 +15,6 @@
 
 #include "cli/run_config.h"
 #include "client/client.h"
-#include "record/record.h"
 #include "report/report.h"
 #include "schedule/schedule.h"
 
@@ -34,13 +33,14 @@ void apply_ramp_up_flags(const RampUpFlags& f, const std::function<bool(const ch
 // vLLM's two console lines, printed instead of "Traffic request rate: …".
 std::string ramp_up_traffic_lines(const schedule::RampUp& ramp_up);
 
-// vLLM's rps_change_events, built after the run: the start rate at t0, then every integer rate
-// the ramp passes, stamped with the wall time of the request whose rate reached it: its send
-// (t0 + sent_ns), or when it was due if it was never sent. Multi-turn: the ramp counts first
-// turns only, as the schedule does. `wall_ns_at_t0`: core::wall_ns_at_mono of the run's t0.
+// vLLM's rps_change_events: the start rate at t0, then every integer rate the ramp passes,
+// stamped with the wall time at which the request whose rate reached it was due (vLLM stamps it
+// as its schedule releases the request, before any --max-concurrency wait). Multi-turn: the
+// ramp counts first turns only, as the schedule does. `wall_ns_at_t0`: core::wall_ns_at_mono of
+// the run's t0.
 std::vector<report::RpsChangeEvent> rps_change_events(
     const schedule::RampUp& ramp_up, const std::vector<client::PlannedRequest>& plan,
-    const std::vector<record::RequestRecord>& records, int64_t wall_ns_at_t0);
+    int64_t wall_ns_at_t0);
 
 // The result JSON's servebench "ramp_up" section: the ramp, how many requests it spans, and
 // when the last of them was due.

@@ -1,5 +1,5 @@
 // vLLM's ramp-up in `servebench run` (run_ramp_up.cpp): the flags' checks, the console lines, and
-// rps_change_events built from a plan and its records.
+// rps_change_events built from a plan.
 #include "cli/run_ramp_up.h"
 
 #include <gtest/gtest.h>
@@ -118,18 +118,6 @@ std::vector<client::PlannedRequest> plan_of(size_t n) {
   return plan;
 }
 
-std::vector<record::RequestRecord> sent(const std::vector<client::PlannedRequest>& plan) {
-  std::vector<record::RequestRecord> records;
-  for (auto it = plan.rbegin(); it != plan.rend(); ++it) {  // completion order differs
-    record::RequestRecord r;
-    r.index = it->index;
-    r.intended_ns = it->intended_ns;
-    r.sent_ns = it->intended_ns + kMs;
-    records.push_back(r);
-  }
-  return records;
-}
-
 std::string at(int64_t ns_after_t0) {
   return core::local_iso_timestamp(kWallT0 + ns_after_t0);
 }
@@ -141,45 +129,34 @@ Events pairs(const std::vector<report::RpsChangeEvent>& events) {
   return out;
 }
 
-TEST(RpsChangeEvents, OneEventPerIntegerRateAtTheSendOfTheRequestThatReachedIt) {
+TEST(RpsChangeEvents, OneEventPerIntegerRateWhenTheRequestThatReachedItWasDue) {
   // Linear 1 → 10 over 4 requests: rates 1, 4, 7, 10.
   const auto plan = plan_of(4);
   const schedule::RampUp linear{schedule::RampUpStrategy::kLinear, 1, 10};
-  EXPECT_EQ(pairs(rps_change_events(linear, plan, sent(plan), kWallT0)),
-            (Events{{1, at(0)},
-                    {2, at(201 * kMs)},
-                    {3, at(201 * kMs)},
-                    {4, at(201 * kMs)},
-                    {5, at(301 * kMs)},
-                    {6, at(301 * kMs)},
-                    {7, at(301 * kMs)},
-                    {8, at(401 * kMs)},
-                    {9, at(401 * kMs)},
-                    {10, at(401 * kMs)}}));
+  EXPECT_EQ(pairs(rps_change_events(linear, plan, kWallT0)), (Events{{1, at(0)},
+                                                                     {2, at(200 * kMs)},
+                                                                     {3, at(200 * kMs)},
+                                                                     {4, at(200 * kMs)},
+                                                                     {5, at(300 * kMs)},
+                                                                     {6, at(300 * kMs)},
+                                                                     {7, at(300 * kMs)},
+                                                                     {8, at(400 * kMs)},
+                                                                     {9, at(400 * kMs)},
+                                                                     {10, at(400 * kMs)}}));
 }
 
 TEST(RpsChangeEvents, RatesAreTruncatedAsPythonsInt) {
   // Linear 1 → 2 over 3 requests: rates 1, 1.5, 2; 1.5 is still 1.
   auto plan = plan_of(3);
   const schedule::RampUp slow{schedule::RampUpStrategy::kLinear, 1, 2};
-  EXPECT_EQ(pairs(rps_change_events(slow, plan, sent(plan), kWallT0)),
-            (Events{{1, at(0)}, {2, at(301 * kMs)}}));
+  EXPECT_EQ(pairs(rps_change_events(slow, plan, kWallT0)),
+            (Events{{1, at(0)}, {2, at(300 * kMs)}}));
   // Exponential 3 → 10: the last rate is 3 * (10/3) = 10.000000000000002, int 10.
   plan = plan_of(2);
   const schedule::RampUp exponential{schedule::RampUpStrategy::kExponential, 3, 10};
-  const auto events = rps_change_events(exponential, plan, sent(plan), kWallT0);
+  const auto events = rps_change_events(exponential, plan, kWallT0);
   ASSERT_EQ(events.size(), 8u);
   EXPECT_EQ(events.back().rps, 10);
-}
-
-TEST(RpsChangeEvents, UnsentRequestsUseWhenTheyWereDue) {
-  const auto plan = plan_of(3);  // linear 1 → 3: rates 1, 2, 3
-  std::vector<record::RequestRecord> records = sent(plan);
-  records.erase(records.begin());  // request 2 has no record (stopped before it was due)
-  records.front().sent_ns = -1;    // request 1 has one, but was never sent
-  const schedule::RampUp linear{schedule::RampUpStrategy::kLinear, 1, 3};
-  EXPECT_EQ(pairs(rps_change_events(linear, plan, records, kWallT0)),
-            (Events{{1, at(0)}, {2, at(200 * kMs)}, {3, at(300 * kMs)}}));
 }
 
 TEST(RpsChangeEvents, MultiTurnRampsOverFirstTurnsOnly) {
@@ -190,8 +167,8 @@ TEST(RpsChangeEvents, MultiTurnRampsOverFirstTurnsOnly) {
     plan[i].turn = static_cast<int32_t>(i % 2);
   }
   const schedule::RampUp linear{schedule::RampUpStrategy::kLinear, 1, 3};
-  EXPECT_EQ(pairs(rps_change_events(linear, plan, sent(plan), kWallT0)),
-            (Events{{1, at(0)}, {2, at(301 * kMs)}, {3, at(301 * kMs)}}));
+  EXPECT_EQ(pairs(rps_change_events(linear, plan, kWallT0)),
+            (Events{{1, at(0)}, {2, at(300 * kMs)}, {3, at(300 * kMs)}}));
   const nlohmann::json j = ramp_up_json(linear, plan);
   EXPECT_EQ(j["requests"], 2);
   EXPECT_DOUBLE_EQ(j["last_due_s"].get<double>(), 0.3);
