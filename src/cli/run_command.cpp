@@ -32,9 +32,7 @@ namespace {
 using run::parse_double;
 using run::parse_int;
 
-[[noreturn]] void usage(const std::string& flag, const std::string& message) {
-  throw core::Error(core::ErrorKind::kUsage, flag, message);
-}
+using run::usage;
 
 // Flags as given, before conversion. Defaults are vLLM's.
 struct RawFlags {

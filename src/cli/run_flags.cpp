@@ -14,11 +14,12 @@
 #include "core/error.h"
 
 namespace servebench::cli::run {
-namespace {
 
 [[noreturn]] void usage(const std::string& flag, const std::string& message) {
   throw core::Error(core::ErrorKind::kUsage, flag, message);
 }
+
+namespace {
 
 std::string strip(std::string_view s) {
   const char* ws = " \t\r\n\f\v";

@@ -21,10 +21,6 @@
 namespace servebench::cli::run {
 namespace {
 
-[[noreturn]] void usage(const std::string& flag, const std::string& message) {
-  throw core::Error(core::ErrorKind::kUsage, flag, message);
-}
-
 double positive_finite(const std::string& flag, const std::string& text) {
   const double v = parse_double(flag, text);
   if (!(v > 0) || std::isinf(v)) usage(flag, "must be a positive number, got " + text);

@@ -12,14 +12,9 @@
 
 #include "cli/run_support.h"
 #include "core/clock.h"
-#include "core/error.h"
 
 namespace servebench::cli::run {
 namespace {
-
-[[noreturn]] void usage(const std::string& flag, const std::string& message) {
-  throw core::Error(core::ErrorKind::kUsage, flag, message);
-}
 
 bool first_turn(const client::PlannedRequest& p) {
   return p.turn == 0;

@@ -26,10 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void usage(const std::string& flag, const std::string& message) {
-  throw core::Error(core::ErrorKind::kUsage, flag, message);
-}
-
 // "ttft:500,tpot:50" and "ttft:500 tpot:50" (vLLM's --goodput) alike.
 std::vector<std::string> slo_items(const std::vector<std::string>& given) {
   std::vector<std::string> items;

@@ -20,10 +20,6 @@
 namespace servebench::cli::run {
 namespace {
 
-[[noreturn]] void usage(const std::string& flag, const std::string& message) {
-  throw core::Error(core::ErrorKind::kUsage, flag, message);
-}
-
 schedule::LoadStage checked(const schedule::LoadStage& stage) {
   schedule::stage_request_count(stage);  // throws on a bad rate, duration or count
   return stage;

@@ -26,6 +26,8 @@ std::vector<client::PlannedRequest> plan_at(const std::vector<int64_t>& times,
 
 // ---- values (each throws core::Error kUsage naming `flag` on bad input)
 
+// Refuses a flag's value: throws core::Error kUsage naming `flag`, with `message`.
+[[noreturn]] void usage(const std::string& flag, const std::string& message);
 // Python's str(float): "inf", "10.0", "2.5", "1e-05", "1e+16" (vLLM prints and names files so).
 std::string python_float(double value);
 int64_t parse_int(const std::string& flag, const std::string& text, int64_t min, int64_t max);

@@ -28,10 +28,6 @@
 namespace servebench::cli::run {
 namespace {
 
-[[noreturn]] void usage(const std::string& flag, const std::string& message) {
-  throw core::Error(core::ErrorKind::kUsage, flag, message);
-}
-
 std::string trimmed(const std::string& s) {
   const size_t begin = s.find_first_not_of(" \t");
   if (begin == std::string::npos) return "";
