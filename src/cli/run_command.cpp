@@ -297,12 +297,8 @@ void check_other_datasets(const RawFlags& f, const Given& given, run::RunConfig&
 
   d.sonnet.path = f.dataset_path;
   d.sonnet.seed = c.seed;
-  d.sonnet.input_len = given("--input-len")
-                           ? length_flag("--input-len", f.input_len, 1)
-                           : length_flag("--sonnet-input-len", f.sonnet_input_len, 1);
-  d.sonnet.output_len = given("--output-len")
-                            ? length_flag("--output-len", f.output_len, 1)
-                            : length_flag("--sonnet-output-len", f.sonnet_output_len, 1);
+  d.sonnet.input_len = length_flag("--sonnet-input-len", f.sonnet_input_len, 1);
+  d.sonnet.output_len = length_flag("--sonnet-output-len", f.sonnet_output_len, 1);
   d.sonnet.prefix_len = length_flag("--sonnet-prefix-len", f.sonnet_prefix_len, 0);
 
   auto& pr = d.prefix_repetition;
@@ -311,6 +307,12 @@ void check_other_datasets(const RawFlags& f, const Given& given, run::RunConfig&
   pr.num_prefixes =
       length_flag("--prefix-repetition-num-prefixes", f.prefix_repetition_num_prefixes, 1);
   pr.output_len = length_flag("--prefix-repetition-output-len", f.prefix_repetition_output_len, 1);
+  // vLLM's --output-len sets sharegpt's, custom's and prefix_repetition's output lengths (and
+  // random's, check_random); --input-len only random's. Sonnet keeps its own flags.
+  if (given("--output-len")) {
+    int32_t output_len = length_flag("--output-len", f.output_len, 1);
+    d.sharegpt.output_len = d.custom.output_len = pr.output_len = output_len;
+  }
   pr.seed = c.seed;
   pr.shuffle = !f.disable_shuffle;
 
@@ -438,9 +440,10 @@ void check_dataset(const RawFlags& f, const Given& given, run::RunConfig& c) {
     }
   }
 
-  // Bodies. vLLM forces ignore_eos for the random dataset on OpenAI-compatible backends; other
-  // datasets send it only with --ignore-eos.
-  c.ignore_eos = name == "random" || f.ignore_eos;
+  // Bodies. vLLM forces ignore_eos for the random dataset on OpenAI-compatible backends, and for
+  // timed_trace (its output lengths are the trace's); other datasets send it only with
+  // --ignore-eos.
+  c.ignore_eos = name == "random" || name == "timed_trace" || f.ignore_eos;
   c.extra_body_json = body_extras(f, &c.temperature_given);
   c.request_id_prefix =
       given("--request-id-prefix") ? f.request_id_prefix : run::default_request_id_prefix();
@@ -463,7 +466,9 @@ void check_reporting(const RawFlags& f, const Given& given, run::RunConfig& c) {
   c.result_filename = f.result_filename;
   c.records_path = f.records;
   c.disable_tqdm = f.disable_tqdm;
-  c.num_warmups = static_cast<int>(parse_int("--num-warmups", f.num_warmups, 0, 10'000'000));
+  // A negative count runs none, as vLLM's range(num_warmups) does.
+  c.num_warmups = static_cast<int>(
+      std::max<int64_t>(0, parse_int("--num-warmups", f.num_warmups, INT32_MIN, 10'000'000)));
   c.ready_check_timeout_s = non_negative("--ready-check-timeout-sec", f.ready_check_timeout_sec);
   c.io_threads = static_cast<int>(parse_int("--io-threads", f.io_threads, 1, 256));
   if (f.http_engine == "auto") {
@@ -531,10 +536,12 @@ void check_sim(const RawFlags& f, const Given& given, run::RunConfig& c) {
   }
 }
 
-// Every value option given must have a value ("--num-prompts" alone, or "--model ''").
+// Every value option given must have a value ("--num-prompts" alone, or "--model ''"), but
+// --request-id-prefix: vLLM's ids are then the bare indexes.
 void check_values_present(const CLI::App& sub) {
   for (const CLI::Option* opt : sub.get_options()) {
     if (opt->count() == 0 || opt->get_type_size() == 0) continue;  // absent, or a switch
+    if (opt->get_lnames().front() == "request-id-prefix") continue;
     for (const std::string& value : opt->results()) {
       if (value.empty()) usage("--" + opt->get_lnames().front(), "needs a value");
     }
@@ -573,7 +580,11 @@ Action add_run_command(CLI::App& app, bool check_only) {
     // expected(0, 1) without a captured default: a missing value arrives as "" and is
     // reported by check_values_present() as one line, instead of CLI11's own message.
     std::string text = target.empty() ? help : help + " [default: " + target + "]";
-    return sub->add_option(names(name), target, text)->expected(0, 1)->group(group);
+    // TakeLast: a flag given twice keeps its last value, as argparse does.
+    return sub->add_option(names(name), target, text)
+        ->expected(0, 1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+        ->group(group);
   };
   auto flag = [&](const std::string& name, bool& target, const std::string& help,
                   const std::string& group) {

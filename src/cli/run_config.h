@@ -56,6 +56,8 @@ struct RunConfig {
 
   // --- dataset and traffic
   int num_prompts = 1000;
+  // num_prompts before the dataset gave fewer (set by run): vLLM's result records what was asked.
+  int num_prompts_requested = 1000;
   dataset::DatasetOptions dataset;    // --dataset-name and every dataset's flags
   double trace_time_scale = 1.0;      // trace datasets: --trace-time-scale
   double request_rate = 0;            // inf allowed; the current run's value of the list below

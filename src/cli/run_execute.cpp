@@ -514,7 +514,7 @@ nlohmann::json args_json(const RunConfig& c, const Target& t) {
           {"served_model_name", t.endpoint.model},
           {"dataset_name", c.dataset.name},
           {"dataset_path", dataset_json(c)["path"]},
-          {"num_prompts", c.num_prompts},
+          {"num_prompts", c.num_prompts_requested},
           {"random_input_len", c.dataset.random.input_len},
           {"random_output_len", c.dataset.random.output_len},
           {"random_range_ratio", c.dataset.random.range_ratio},
@@ -539,7 +539,7 @@ report::RunInfo run_info(const RunConfig& c, const Target& target, const std::st
   info.label = c.label;
   info.model_id = target.model_id;
   info.tokenizer_id = target.tokenizer_id;
-  info.num_prompts = c.num_prompts;
+  info.num_prompts = c.num_prompts_requested;
   info.request_rate = c.request_rate;
   info.burstiness = c.burstiness;
   info.max_concurrency = c.max_concurrency;
@@ -587,6 +587,9 @@ nlohmann::json report_and_save(const RunConfig& c, const Target& target, const s
       trimmed.trimmed ? trimmed.measured : m.records;
   metrics::Summary summary =
       metrics::compute(measured, trimmed.trimmed ? trimmed.duration_s : m.stats.duration_s, mo);
+  // The warmups ran before the main run (run_warmups): their records are in the records file
+  // only, never in m.records.
+  summary.extras.warmup_ignored += static_cast<size_t>(c.num_warmups);
   mark_excluded_records(paths.records, m.records, trimmed.split);
   std::fputs(load_console_lines(c, trimmed, m.stop).c_str(), stdout);
   if (measured.empty() && !m.records.empty()) {
@@ -674,6 +677,7 @@ int execute_run(RunConfig c) {
   const std::vector<dataset::Prompt> prompts = make_prompts(c, *tok);
   // Some datasets yield fewer prompts than --num-prompts (a short trace, --no-oversample,
   // prefix_repetition's whole groups): the run, its warmups and its results count those.
+  c.num_prompts_requested = c.num_prompts;
   c.num_prompts = static_cast<int>(prompts.size());
   c.num_conversations =
       static_cast<int>(std::count_if(prompts.begin(), prompts.end(), [](const dataset::Prompt& p) {

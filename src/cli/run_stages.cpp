@@ -186,7 +186,8 @@ void enter_stage(RunConfig& point, size_t index, const std::string& model_id,
   const schedule::LoadStage& stage = point.stages.at(index);
   point.stage_index = static_cast<int>(index);
   point.request_rate = stage.rate;
-  point.num_prompts = static_cast<int>(schedule::stage_request_count(stage));
+  point.num_prompts = point.num_prompts_requested =
+      static_cast<int>(schedule::stage_request_count(stage));
   if (!point.result_filename.empty()) return;  // --result-filename, allowed with one stage
   const std::string label = (point.label.empty() ? point.backend : point.label) + "-" +
                             padded_stage_name(index, point.stages.size());

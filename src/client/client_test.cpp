@@ -989,7 +989,8 @@ TEST_P(ClientRun, ApiKeyIsSentButNeverRecorded) {
   });
   Endpoint endpoint = endpoint_for(server);
   endpoint.api_key = kApiKey;
-  endpoint.headers = {"X-Custom: yes"};
+  // The request's own x-request-id replaces one given as a header, as in vLLM.
+  endpoint.headers = {"X-Custom: yes", "X-Request-Id: mine"};
   RunResult result = run_plan(endpoint, body_options(), make_plan(3, 2));
   expect_one_record_each(result, 3);
   EXPECT_TRUE(result.of(0).success);
@@ -1003,6 +1004,9 @@ TEST_P(ClientRun, ApiKeyIsSentButNeverRecorded) {
   for (const Request& request : server.requests()) {
     EXPECT_EQ(request.header("authorization"), std::string("Bearer ") + kApiKey);
     EXPECT_EQ(request.header("x-custom"), "yes");
+    EXPECT_EQ(request.header("x-request-id").rfind("req-", 0), 0u)
+        << request.header("x-request-id");
+    EXPECT_EQ(request.header("x-request-id").find("mine"), std::string::npos);
   }
 }
 

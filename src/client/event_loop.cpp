@@ -92,7 +92,11 @@ std::vector<std::string> base_header_lines(const Endpoint& endpoint) {
     lines.push_back("Content-Type: application/json");
   if (!endpoint.api_key.empty() && !has_header(endpoint.headers, "authorization"))
     lines.push_back("Authorization: Bearer " + endpoint.api_key);
-  lines.insert(lines.end(), endpoint.headers.begin(), endpoint.headers.end());
+  // Each request's own x-request-id replaces one given with --header, as in vLLM (a second
+  // header line of the same name would reach the server too).
+  for (const std::string& header : endpoint.headers) {
+    if (!has_header({header}, "x-request-id")) lines.push_back(header);
+  }
   return lines;
 }
 

@@ -116,7 +116,8 @@ bool has_header(const std::vector<std::string>& headers, std::string_view name);
 std::string seconds_text(double seconds);
 
 // Header lines every request carries: Content-Type (unless given), Authorization when there is
-// an API key (unless given), then the user's headers.
+// an API key (unless given), then the user's headers but x-request-id (each request sets its
+// own).
 std::vector<std::string> base_header_lines(const Endpoint& endpoint);
 
 }  // namespace servebench::client::detail

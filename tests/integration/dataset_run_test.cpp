@@ -31,13 +31,16 @@ struct DatasetRun {
   std::map<uint64_t, json> records;  // by plan index
 };
 
-// A fast embedded run (TTFT 2 ms, ITL 0.5 ms) with the given dataset flags; result and records
-// read back.
-DatasetRun run_dataset(const std::vector<std::string>& dataset_args) {
+const std::vector<std::string> kFastEmbedded = {"--sim-ttft-ms", "2", "--sim-itl-ms", "0.5"};
+
+// A run with the given dataset flags, on the target `target_args` names (by default a fast
+// embedded simulator); result and records read back.
+DatasetRun run_dataset(const std::vector<std::string>& dataset_args,
+                       const std::vector<std::string>& target_args = kFastEmbedded) {
   TempDir dir;
-  std::vector<std::string> args = {
-      "run",           "--sim-ttft-ms",     "2",      "--sim-itl-ms", "0.5",     "--disable-tqdm",
-      "--save-result", "--result-filename", "r.json", "--result-dir", dir.path()};
+  std::vector<std::string> args = {"run",    "--disable-tqdm", "--save-result", "--result-filename",
+                                   "r.json", "--result-dir",   dir.path()};
+  args.insert(args.end(), target_args.begin(), target_args.end());
   args.insert(args.end(), dataset_args.begin(), dataset_args.end());
   DatasetRun r;
   r.outcome = run(args, 90);
@@ -49,12 +52,15 @@ DatasetRun run_dataset(const std::vector<std::string>& dataset_args) {
   return r;
 }
 
-void expect_all_succeeded(const DatasetRun& r, size_t n, const std::string& dataset) {
+// n requests made and succeeded; `asked` (--num-prompts, 0: n) is the result's num_prompts, as
+// vLLM records the flag even when the dataset gives fewer.
+void expect_all_succeeded(const DatasetRun& r, size_t n, const std::string& dataset,
+                          size_t asked = 0) {
   ASSERT_EQ(r.outcome.exit_code, 0) << r.outcome.out << r.outcome.err;
   EXPECT_EQ(console_value(r.outcome.out, "Successful requests:"), static_cast<double>(n))
       << r.outcome.out;
   EXPECT_EQ(r.result["completed"], n);
-  EXPECT_EQ(r.result["num_prompts"], n);
+  EXPECT_EQ(r.result["num_prompts"], asked == 0 ? n : asked);
   EXPECT_EQ(r.result["servebench"]["dataset"]["name"], dataset);
   EXPECT_EQ(r.records.size(), n);
   int64_t input_tokens = 0;
@@ -98,7 +104,7 @@ TEST(DatasetRun, ShareGptTooSmallIsOversampledWithANotice) {
   DatasetRun fewer =
       run_dataset({"--dataset-name", "sharegpt", "--dataset-path", kFixtures + "sharegpt.json",
                    "--num-prompts", "50", "--no-oversample"});
-  expect_all_succeeded(fewer, 40, "sharegpt");
+  expect_all_succeeded(fewer, 40, "sharegpt", 50);
 }
 
 // Every conversation's turns: each later turn due when the one before ended, sent after it, with
@@ -108,7 +114,7 @@ void expect_conversations(const DatasetRun& r, size_t conversations, int max_act
   const json& multi = r.result["servebench"]["dataset"]["multi_turn"];
   EXPECT_EQ(multi["conversations"], conversations) << r.result["servebench"].dump();
   EXPECT_EQ(r.result["completed"], r.records.size());
-  EXPECT_EQ(r.result["num_prompts"], r.records.size());  // requests (turns), not conversations
+  EXPECT_EQ(r.result["num_prompts"], conversations);  // --num-prompts: conversations, not turns
   std::map<int64_t, std::vector<json>> by_conversation;
   for (const auto& [index, rec] : r.records) {
     EXPECT_TRUE(rec["success"].get<bool>()) << rec.dump();
@@ -199,7 +205,7 @@ TEST(DatasetRun, PrefixRepetitionAndGeneratedSharedPrefix) {
       run_dataset({"--dataset-name", "prefix_repetition", "--num-prompts", "13",
                    "--prefix-repetition-prefix-len", "64", "--prefix-repetition-suffix-len", "16",
                    "--prefix-repetition-num-prefixes", "4", "--prefix-repetition-output-len", "5"});
-  expect_all_succeeded(pr, 12, "prefix_repetition");  // 4 x floor(13 / 4)
+  expect_all_succeeded(pr, 12, "prefix_repetition", 13);  // 4 x floor(13 / 4)
   EXPECT_NE(pr.outcome.err.find("= 12 prompts"), std::string::npos) << pr.outcome.err;
   for (const auto& [index, rec] : pr.records) EXPECT_EQ(rec["prompt_tokens"], 80);
 
@@ -208,6 +214,34 @@ TEST(DatasetRun, PrefixRepetitionAndGeneratedSharedPrefix) {
                                 "100", "--gsp-question-len", "20", "--gsp-output-len", "6"});
   expect_all_succeeded(gsp, 12, "generated-shared-prefix");
   for (const auto& [index, rec] : gsp.records) EXPECT_EQ(rec["prompt_tokens"], 121);
+}
+
+// vLLM's mapping: --output-len sets sharegpt's, custom's and prefix_repetition's output lengths
+// (over their own flags); sonnet keeps its own flags.
+TEST(DatasetRun, GeneralOutputLenAppliesWhereVllmAppliesIt) {
+  const std::vector<std::vector<std::string>> datasets = {
+      {"--dataset-name", "sharegpt", "--dataset-path", kFixtures + "sharegpt.json",
+       "--sharegpt-output-len", "9"},
+      {"--dataset-name", "custom", "--dataset-path", kFixtures + "custom.jsonl",
+       "--custom-output-len", "-1"},
+      {"--dataset-name", "prefix_repetition", "--prefix-repetition-num-prefixes", "2",
+       "--prefix-repetition-output-len", "9"}};
+  for (std::vector<std::string> args : datasets) {
+    SCOPED_TRACE(args[1]);
+    args.insert(args.end(), {"--num-prompts", "4", "--output-len", "3"});
+    DatasetRun r = run_dataset(args);
+    expect_all_succeeded(r, 4, args[1]);
+    for (const auto& [index, rec] : r.records) EXPECT_EQ(rec["expected_output_tokens"], 3);
+  }
+  DatasetRun sonnet =
+      run_dataset({"--dataset-name", "sonnet", "--num-prompts", "3", "--sonnet-input-len", "200",
+                   "--sonnet-output-len", "7", "--sonnet-prefix-len", "60", "--input-len", "900",
+                   "--output-len", "3"});
+  expect_all_succeeded(sonnet, 3, "sonnet");
+  for (const auto& [index, rec] : sonnet.records) {
+    EXPECT_LE(rec["prompt_tokens"].get<int>(), 200);
+    EXPECT_EQ(rec["expected_output_tokens"], 7);
+  }
 }
 
 TEST(DatasetRun, MooncakeTraceIsReplayedAtItsTimestampsScaled) {
@@ -219,7 +253,7 @@ TEST(DatasetRun, MooncakeTraceIsReplayedAtItsTimestampsScaled) {
   }
   DatasetRun r = run_dataset({"--dataset-name", "mooncake", "--dataset-path",
                               kFixtures + "mooncake.jsonl", "--trace-time-scale", "0.5"});
-  expect_all_succeeded(r, stamps_ms.size(), "mooncake");
+  expect_all_succeeded(r, stamps_ms.size(), "mooncake", 1000);  // --num-prompts' default
   EXPECT_NE(r.outcome.out.find("Traffic: replaying the trace's timestamps (time scale 0.5"),
             std::string::npos)
       << r.outcome.out;
@@ -233,6 +267,36 @@ TEST(DatasetRun, MooncakeTraceIsReplayedAtItsTimestampsScaled) {
     EXPECT_EQ(rec["prompt_tokens"], inputs[i]) << i;
     // Sent at (or after) the intended time, and not long after on an idle loopback.
     EXPECT_GE(rec["sent_ns"].get<int64_t>(), rec["intended_ns"].get<int64_t>());
+  }
+}
+
+// vLLM forces ignore_eos for timed_trace (the trace's output lengths are the point); other
+// datasets send it only with --ignore-eos. A simulator that stops every answer after one token
+// unless told to ignore EOS tells the two apart.
+TEST(DatasetRun, TimedTraceAsksTheServerToIgnoreEos) {
+  const int port = free_port();
+  Background sim({"sim", "--port", std::to_string(port), "--ttft-ms", "1", "--itl-ms", "0.5",
+                  "--output-len-dist", "uniform:1:1"});
+  ASSERT_TRUE(sim.wait_for_port(port, 10)) << sim.log();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  std::vector<int> outputs;
+  for (const auto& row : jsonl(kFixtures + "mooncake.jsonl"))
+    outputs.push_back(row["output_length"].get<int>());
+  for (const std::string dataset : {"timed_trace", "mooncake"}) {
+    SCOPED_TRACE(dataset);
+    std::vector<std::string> args = {"--dataset-name",     dataset,
+                                     "--dataset-path",     kFixtures + "mooncake.jsonl",
+                                     "--trace-time-scale", "0.1"};
+    // The fixture's times are ms: mooncake's unit; timed_trace's is seconds unless told.
+    if (dataset == "timed_trace")
+      args.insert(args.end(), {"--timed-trace-sec-multiplier", "0.001"});
+    DatasetRun r = run_dataset(args, {"--base-url", url});
+    expect_all_succeeded(r, outputs.size(), dataset, 1000);
+    if (HasFatalFailure()) return;
+    const bool ignores_eos = dataset == "timed_trace";
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      EXPECT_EQ(r.records.at(i)["server_completion_tokens"], ignores_eos ? outputs[i] : 1) << i;
+    }
   }
 }
 

@@ -184,6 +184,7 @@ TEST(RunEmbedded, ChatBackendWithRateConcurrencyWarmupsAndDetailedResult) {
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   EXPECT_NE(o.out.find("Warming up with 3 requests..."), std::string::npos);
   EXPECT_NE(o.out.find("Warmup run completed."), std::string::npos);
+  EXPECT_EQ(console_value(o.out, "Warmup requests (not counted):"), 3) << o.out;
   EXPECT_NE(o.out.find("Traffic request rate: 40.0"), std::string::npos);
   EXPECT_NE(o.out.find("Maximum request concurrency: 4"), std::string::npos);
   EXPECT_EQ(console_value(o.out, "Successful requests:"), 12);
@@ -201,6 +202,7 @@ TEST(RunEmbedded, ChatBackendWithRateConcurrencyWarmupsAndDetailedResult) {
   ASSERT_TRUE(r.contains("ttfts"));
   EXPECT_EQ(r["ttfts"].size(), 12u);
   EXPECT_EQ(r["output_lens"].size(), 12u);
+  EXPECT_EQ(r["servebench"]["warmup_requests_ignored"], 3);
   // Warmups are in the records file, flagged, but not in the result.
   auto records = read_jsonl(dir.path() + "/chat.records.jsonl");
   ASSERT_EQ(records.size(), 15u);
@@ -488,6 +490,42 @@ TEST(RunCli, AcceptsUnderscoresAndEqualsLikeVllm) {
   EXPECT_EQ(console_value(o.out, "Successful requests:"), 4);
   EXPECT_EQ(console_value(o.out, "Total input tokens:"), 32);
   EXPECT_EQ(o.out.find("WARNING: no --temperature"), std::string::npos);
+}
+
+// Values argparse takes that servebench used to refuse: a flag given twice (the last wins), an
+// empty --request-id-prefix (the ids are the bare indexes), a negative --num-warmups (none).
+TEST(RunCli, TakesWhatVllmsArgparseTakes) {
+  TempDir dir;
+  Outcome o = run({"run",
+                   "--num-prompts",
+                   "2",
+                   "--num_prompts=3",
+                   "--random-input-len",
+                   "8",
+                   "--random-output-len",
+                   "2",
+                   "--sim-ttft-ms",
+                   "1",
+                   "--sim-itl-ms",
+                   "1",
+                   "--disable-tqdm",
+                   "--request-id-prefix",
+                   "",
+                   "--num-warmups",
+                   "-1",
+                   "--save-result",
+                   "--result-dir",
+                   dir.path(),
+                   "--result-filename",
+                   "r.json"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(console_value(o.out, "Successful requests:"), 3);
+  EXPECT_EQ(o.out.find("Warming up"), std::string::npos) << o.out;
+  EXPECT_EQ(json::parse(read_file(dir.path() + "/r.json"))["num_prompts"], 3);
+  std::set<std::string> ids;
+  for (const auto& rec : read_jsonl(dir.path() + "/r.records.jsonl"))
+    ids.insert(rec["request_id"].get<std::string>());
+  EXPECT_EQ(ids, (std::set<std::string>{"0", "1", "2"}));
 }
 
 TEST(RunSignal, SigintPrintsTheSummaryOfWhatFinishedAndKeepsRecords) {

@@ -60,7 +60,9 @@ bool parse_head(std::string_view head, Request& request) {
     line = head.substr(start, line_end == std::string_view::npos ? head.npos : line_end - start);
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    request.headers[lowercase(std::string(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+    // A repeated field is its values joined with ", " (RFC 9110 §5.3), so a test sees both.
+    std::string& value = request.headers[lowercase(std::string(line.substr(0, colon)))];
+    value += (value.empty() ? "" : ", ") + trim(line.substr(colon + 1));
   }
   return true;
 }

@@ -25,7 +25,8 @@ struct Request {
   int64_t received_ns = 0;  // core::mono_ns() when head and body were complete
   std::string method;
   std::string target;
-  std::map<std::string, std::string> headers;  // names lowercased, values trimmed
+  // Names lowercased, values trimmed; a repeated field's values joined with ", ".
+  std::map<std::string, std::string> headers;
   std::string body;
 
   // The header's value, "" when absent.
