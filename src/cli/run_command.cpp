@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <set>
@@ -87,6 +88,19 @@ std::string names(const std::string& dashed) {
   std::string underscored = dashed;
   std::replace(underscored.begin() + 2, underscored.end(), '-', '_');
   return underscored == dashed ? dashed : dashed + "," + underscored;
+}
+
+bool has_control_character(std::string_view text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; });
+}
+
+// A credential header's value, and its token without the scheme ("Bearer abc" → "abc"), so
+// that a server echoing either cannot put it in a result or an error.
+void register_credential(const std::string& value) {
+  core::register_secret(value);
+  if (size_t space = value.find(' '); space != std::string::npos)
+    core::register_secret(value.substr(space + 1));
 }
 
 // Help lists each flag once, under its dashed name.
@@ -237,9 +251,21 @@ void check_target(const RawFlags& f, const Given& given, run::RunConfig& c) {
     bool v6 = f.host.find(':') != std::string::npos;
     c.base_url = "http://" + (v6 ? "[" + f.host + "]" : f.host) + ":" + std::to_string(port);
   }
-  for (const auto& [k, v] : run::parse_pairs("--header", f.header, '='))
+  for (const auto& [k, v] : run::parse_pairs("--header", f.header, '=')) {
+    if (!run::is_header_name(k)) {
+      usage("--header", "'" + k + "' is not a header name (letters, digits and !#$%&'*+-.^_`|~)");
+    }
+    if (run::is_credential_header(k)) register_credential(v);
     c.headers.push_back(k + ": " + v);
-  if (const char* key = std::getenv("OPENAI_API_KEY")) c.api_key = key;
+  }
+  if (const char* key = std::getenv("OPENAI_API_KEY")) {
+    // Never echoed: the message names the variable only.
+    if (has_control_character(key)) {
+      usage("OPENAI_API_KEY", "contains a line break or another control character");
+    }
+    c.api_key = key;
+    core::register_secret(c.api_key);
+  }
   c.insecure = f.insecure;
   c.model = f.model;
   c.served_model_name = f.served_model_name;
@@ -447,6 +473,10 @@ void check_dataset(const RawFlags& f, const Given& given, run::RunConfig& c) {
   c.extra_body_json = body_extras(f, &c.temperature_given);
   c.request_id_prefix =
       given("--request-id-prefix") ? f.request_id_prefix : run::default_request_id_prefix();
+  // It goes into the x-request-id header line: a line break would start another header.
+  if (has_control_character(c.request_id_prefix)) {
+    usage("--request-id-prefix", "contains a line break or another control character");
+  }
 }
 
 void check_reporting(const RawFlags& f, const Given& given, run::RunConfig& c) {
@@ -548,6 +578,35 @@ void check_values_present(const CLI::App& sub) {
   }
 }
 
+// The files a run reads and writes must be different files: a records file written over the
+// dataset, or a trace opened (truncated) before the dataset is read, would destroy the input.
+void check_distinct_files(const RawFlags& f, const Given& given) {
+  std::vector<std::pair<const char*, std::string>> files;
+  auto add = [&](const char* flag, const std::string& path) {
+    if (given(flag) && !path.empty()) files.emplace_back(flag, path);
+  };
+  add("--dataset-path", f.dataset_path);
+  add("--records", f.records);
+  add("--sim-trace-out", f.sim_trace_out);
+  if (f.save_result || f.append_result) {
+    add("--result-filename", (std::filesystem::path(f.result_dir) / f.result_filename).string());
+  }
+  auto canonical = [](const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(path, ec).lexically_normal();
+    std::filesystem::path full = std::filesystem::weakly_canonical(absolute, ec);
+    return ec ? absolute : full;
+  };
+  for (size_t i = 0; i < files.size(); ++i) {
+    for (size_t j = i + 1; j < files.size(); ++j) {
+      if (canonical(files[i].second) == canonical(files[j].second)) {
+        usage(files[j].first, "'" + files[j].second + "' is also " + files[i].first +
+                                  "; the two must be different files");
+      }
+    }
+  }
+}
+
 run::RunConfig validate(const RawFlags& f, const CLI::App& sub) {
   reject_extras(sub.remaining());
   check_values_present(sub);
@@ -557,6 +616,7 @@ run::RunConfig validate(const RawFlags& f, const CLI::App& sub) {
   check_dataset(f, given, c);
   check_reporting(f, given, c);
   check_sim(f, given, c);
+  check_distinct_files(f, given);
   run::apply_load_flags(f.load, given, c);
   run::apply_target_flags(f.sim_instances, given, c);
   run::apply_stage_flags(f.stages, given, c);

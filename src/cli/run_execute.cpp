@@ -102,11 +102,12 @@ class SigintHandler {
 
 class RecordsFile {
  public:
-  explicit RecordsFile(const std::string& path) : path_(path) {
+  // `flag`: the flag that chose the path, for the message.
+  RecordsFile(const std::string& path, const char* flag) : path_(path) {
     if (path.empty()) return;
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd_ < 0) {
-      throw core::Error(core::ErrorKind::kInput, "--records",
+      throw core::Error(core::ErrorKind::kInput, flag,
                         "cannot write '" + path + "': " + std::strerror(errno));
     }
   }
@@ -180,7 +181,29 @@ void make_dir(const std::string& dir, const char* flag) {
 struct Paths {
   std::string result;   // "" unless --save-result / --append-result
   std::string records;  // "" = no records file
+  // The flags that chose them, for messages.
+  const char* result_flag = "--save-result";
+  const char* records_flag = "--records";
 };
+
+// Fails now, before the benchmark, when `path` could not be written after it: a directory, a
+// read-only file, or a directory that does not let us create it.
+void check_writable(const std::string& path, const char* flag) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw core::Error(core::ErrorKind::kInput, flag, "'" + path + "' is a directory");
+  // Opening is the only true test (root passes access(2) where the kernel still refuses); an
+  // existing file is opened without truncating it, a new one created and removed again.
+  const bool exists = fs::exists(path, ec);
+  int fd =
+      ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (exists ? O_APPEND : O_CREAT | O_EXCL), 0666);
+  if (fd < 0) {
+    throw core::Error(core::ErrorKind::kInput, flag,
+                      "cannot write '" + path + "': " + std::strerror(errno));
+  }
+  ::close(fd);
+  if (!exists) ::unlink(path.c_str());
+}
 
 // vLLM's compute_result_filename, and the records file beside it (or in --result-dir).
 Paths output_paths(const RunConfig& c, const std::string& model_id, const std::string& date) {
@@ -194,6 +217,11 @@ Paths output_paths(const RunConfig& c, const std::string& model_id, const std::s
   }
   std::string in_dir = c.result_dir.empty() ? name : (fs::path(c.result_dir) / name).string();
   if (c.save_result || c.append_result) p.result = in_dir;
+  if (!c.result_filename.empty()) {
+    p.result_flag = "--result-filename";
+  } else if (!c.result_dir.empty()) {
+    p.result_flag = "--result-dir";
+  }
   if (!c.records_path.empty()) {
     p.records = c.records_path;
   } else if (!p.result.empty() || !c.result_dir.empty()) {
@@ -201,20 +229,26 @@ Paths output_paths(const RunConfig& c, const std::string& model_id, const std::s
                            ? in_dir.substr(0, in_dir.size() - 5)
                            : in_dir;
     p.records = stem + ".records.jsonl";
+    p.records_flag = p.result_flag;
   }
   make_dir(c.result_dir, "--result-dir");
-  if (!p.records.empty()) make_dir(fs::path(p.records).parent_path().string(), "--records");
+  if (!p.records.empty()) make_dir(fs::path(p.records).parent_path().string(), p.records_flag);
+  if (!p.result.empty()) check_writable(p.result, p.result_flag);
   return p;
 }
 
-void save_result(const std::string& path, const nlohmann::json& result, bool append) {
+void save_result(const std::string& path, const nlohmann::json& result, bool append,
+                 const char* flag) {
+  auto fail = [&] {
+    throw core::Error(core::ErrorKind::kInput, flag,
+                      "cannot write '" + path + "': " + std::strerror(errno));
+  };
+  errno = 0;
   std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  if (!out)
-    throw core::Error(core::ErrorKind::kInput, "--result-filename", "cannot write '" + path + "'");
+  if (!out) fail();
   if (append && fs::exists(path) && fs::file_size(path) > 0) out << "\n";
   out << result.dump();
-  if (!out.flush())
-    throw core::Error(core::ErrorKind::kInput, "--result-filename", "cannot write '" + path + "'");
+  if (!out.flush()) fail();
 }
 
 // ---- steps
@@ -259,8 +293,16 @@ Target resolve_target(RunConfig& c, const std::shared_ptr<const tokenizer::Token
     if (served.empty()) served = t.model_id;
     c.sim.served_model_name = served;
     c.sim.tokenizer = tok;
-    t.server = std::make_unique<sim::Server>(c.sim);
-    t.server->start();
+    try {
+      t.server = std::make_unique<sim::Server>(c.sim);
+      t.server->start();
+    } catch (const core::Error& e) {
+      // The simulator names its own flag; here the user gave --sim-trace-out.
+      constexpr std::string_view kSimFlag = "--trace-out";
+      if (!e.where().starts_with(kSimFlag)) throw;
+      const std::string message = std::string(e.what()).substr(e.where().size() + 2);
+      throw core::Error(e.kind(), "--sim-trace-out" + e.where().substr(kSimFlag.size()), message);
+    }
     c.base_url = "http://127.0.0.1:" + std::to_string(t.server->port());
     std::fprintf(stderr,
                  "servebench: no --base-url/--host/--port given: started the embedded simulator "
@@ -385,7 +427,16 @@ void print_failures(const std::vector<record::RequestRecord>& records) {
   std::sort(failed.begin(), failed.end(), [](auto* a, auto* b) { return a->index < b->index; });
   std::printf("Failed requests during benchmark run detected (capping to 10):\n");
   for (size_t i = 0; i < failed.size() && i < 10; ++i) {
-    std::printf("Error %zu: %s\n", i, core::redact_secrets(failed[i]->error).c_str());
+    // Control bytes a server sent (a NUL would end the line early) are shown as \xNN.
+    std::string line;
+    for (char ch : core::redact_secrets(failed[i]->error)) {
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+        line += fmt::format("\\x{:02x}", static_cast<unsigned char>(ch));
+      } else {
+        line += ch;
+      }
+    }
+    std::printf("Error %zu: %s\n", i, line.c_str());
   }
 }
 
@@ -619,14 +670,14 @@ nlohmann::json report_and_save(const RunConfig& c, const Target& target, const s
   if (c.coordination) ours["target"] = target_json(c);
   ours["load"] = load_json(c, trimmed, m.stop, ended_by_duration(c, m.records, m.not_sent));
   if (paths.result.empty()) return result;
-  save_result(paths.result, result, c.append_result);
+  save_result(paths.result, result, c.append_result, paths.result_flag);
   // vLLM writes its PyTorch-benchmark side file only when this variable is set.
   if (std::getenv("SAVE_TO_PYTORCH_BENCHMARK_FORMAT")) {
     nlohmann::json pt =
         report::pytorch_benchmark_records(result, args_json(c, target), target.model_id);
     if (!pt.empty()) {
       std::string stem = fs::path(paths.result).replace_extension().string();
-      save_result(stem + ".pytorch.json", pt, false);
+      save_result(stem + ".pytorch.json", pt, false, paths.result_flag);
     }
   }
   return result;
@@ -709,7 +760,7 @@ int execute_run(RunConfig c) {
     if (!c.stages.empty()) enter_stage(point, sweep.size(), target.model_id, date);
     const Paths paths = output_paths(point, target.model_id, date);
     const std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
-    RecordsFile records_file(paths.records);
+    RecordsFile records_file(paths.records, paths.records_flag);
     client::RunOptions options;
     options.max_concurrency = point.max_concurrency;
     options.max_active_conversations = point.max_active_conversations;

@@ -1,6 +1,7 @@
 // Value parsing and naming for `servebench run`, matching vLLM's argparse behaviour
 // (vllm/benchmarks/serve.py: parse_goodput, compute_result_filename, --header/--metadata).
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -135,6 +136,23 @@ std::vector<std::pair<std::string, std::string>> parse_pairs(const std::string& 
     if (!replaced) pairs.emplace_back(std::move(key), std::move(value));
   }
   return pairs;
+}
+
+bool is_header_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) ||
+           std::string_view("!#$%&'*+-.^_`|~").find(ch) != std::string_view::npos;
+  });
+}
+
+bool is_credential_header(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  for (std::string_view part : {"auth", "key", "token", "secret", "cookie"}) {
+    if (lower.find(part) != std::string::npos) return true;
+  }
+  return false;
 }
 
 std::vector<std::string> parse_percentile_metrics(const std::string& text) {

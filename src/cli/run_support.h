@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,11 @@ std::string python_float(double value);
 int64_t parse_int(const std::string& flag, const std::string& text, int64_t min, int64_t max);
 // A float as Python's float() reads it ("inf", "1e3", " 2.5 "); NaN is refused.
 double parse_double(const std::string& flag, const std::string& text);
+// An HTTP field name: an RFC 9110 token.
+bool is_header_name(std::string_view name);
+// Whether a header of this name carries a credential (Authorization, api keys, cookies, and
+// any name with "auth", "key", "token" or "secret" in it): its value is redacted everywhere.
+bool is_credential_header(std::string_view name);
 // KEY<sep>VALUE items (vLLM's --header / --metadata use '=', split at the first one, both sides
 // stripped); order kept, a repeated key keeps its last value.
 std::vector<std::pair<std::string, std::string>> parse_pairs(const std::string& flag,

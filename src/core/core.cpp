@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <ctime>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -192,6 +194,14 @@ int Error::exit_code() const {
   return 1;
 }
 
+namespace {
+// Filled at start-up (register_secret), read-only once the run's threads exist.
+std::vector<std::string>& registered_secrets() {
+  static std::vector<std::string> secrets;
+  return secrets;
+}
+}  // namespace
+
 std::string redact_secrets(std::string text) {
   // Called on error paths only, so std::regex's speed does not matter here.
   static const std::regex kPatterns[] = {
@@ -200,8 +210,22 @@ std::string redact_secrets(std::string text) {
                  std::regex::icase),
       std::regex(R"((sk-)[A-Za-z0-9_\-]{8,})"),
   };
+  for (const std::string& secret : registered_secrets()) {
+    for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
+      text.replace(at, secret.size(), "<redacted>");
+  }
   for (const auto& re : kPatterns) text = std::regex_replace(text, re, "$1<redacted>");
   return text;
+}
+
+void register_secret(std::string secret) {
+  if (secret.size() < 4) return;
+  std::vector<std::string>& secrets = registered_secrets();
+  if (std::find(secrets.begin(), secrets.end(), secret) != secrets.end()) return;
+  secrets.push_back(std::move(secret));
+  // Longest first, so a secret that contains another is removed whole.
+  std::sort(secrets.begin(), secrets.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
 }
 
 }  // namespace servebench::core

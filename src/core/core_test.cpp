@@ -88,6 +88,20 @@ TEST(RedactSecrets, HidesBearerTokensHeadersAndKeys) {
   EXPECT_EQ(redact_secrets("plain text"), "plain text");
 }
 
+// A server may echo the exact key it refused, in no recognisable form: registered secrets are
+// removed wherever they appear, the longest first; short values are not registered.
+TEST(RedactSecrets, RemovesRegisteredSecretsVerbatim) {
+  EXPECT_EQ(redact_secrets("Incorrect API key provided: team-token-42."),
+            "Incorrect API key provided: team-token-42.");
+  register_secret("team-token-42");
+  register_secret("team-token-42-long");
+  register_secret("abc");
+  EXPECT_EQ(redact_secrets("Incorrect API key provided: team-token-42."),
+            "Incorrect API key provided: <redacted>.");
+  EXPECT_EQ(redact_secrets("a team-token-42-long b team-token-42"), "a <redacted> b <redacted>");
+  EXPECT_EQ(redact_secrets("abc"), "abc");
+}
+
 TEST(OpenFilesLimit, SoftLimitIsRaisedToTheHardOne) {
   rlimit before{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);

@@ -34,7 +34,13 @@ class Error : public std::runtime_error {
 };
 
 // Removes anything that looks like a credential (Bearer tokens, `Authorization:` and
-// `api-key` header values, `sk-…` keys) from text before it is logged or saved.
+// `api-key` header values, `sk-…` keys), and every secret registered below, from text before
+// it is logged or saved.
 std::string redact_secrets(std::string text);
+
+// Makes redact_secrets remove `secret` wherever it appears, whatever its form: a server may echo
+// the key it refused ("Incorrect API key provided: …"). Call before any thread that reports
+// errors starts; values shorter than 4 bytes are not registered (they would blank common text).
+void register_secret(std::string secret);
 
 }  // namespace servebench::core

@@ -2,6 +2,7 @@
 // `servebench sim` it starts, with small counts so each test takes a few seconds.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <regex>
@@ -378,6 +379,30 @@ TEST(RunFaultStall, StalledStreamsSucceedAndShowTheGapInRecordsAndTrace) {
   for (const auto& rec : lines) EXPECT_EQ(traced.count(rec["request_id"].get<std::string>()), 1u);
 }
 
+// OPENAI_API_KEY and credential --header values are redacted wherever the server echoes them,
+// even in no known form: here the simulator's wrong-model error quotes the model name, which
+// the test makes equal to the key.
+TEST(RunExternal, SecretsTheServerEchoesAreRedacted) {
+  const int port = free_port();
+  Background sim(sim_args(port, "org/ext-model"));
+  ASSERT_TRUE(sim.wait_for_port(port, 10)) << sim.log();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  setenv("OPENAI_API_KEY", "team-key-2718", 1);
+  Outcome by_env = run({"run", "--base-url", url, "--model", "team-key-2718", "--tokenizer",
+                        "builtin", "--num-prompts", "2", "--disable-tqdm"});
+  unsetenv("OPENAI_API_KEY");
+  Outcome by_header =
+      run({"run", "--base-url", url, "--model", "gateway-pass-31", "--tokenizer", "builtin",
+           "--header", "X-Gateway-Token=gateway-pass-31", "--num-prompts", "2", "--disable-tqdm"});
+  for (const auto& [o, secret] :
+       {std::pair{&by_env, "team-key-2718"}, std::pair{&by_header, "gateway-pass-31"}}) {
+    EXPECT_EQ(o->exit_code, 4) << o->err;
+    EXPECT_NE(o->err.find("<redacted>"), std::string::npos) << o->err;
+    EXPECT_EQ(o->err.find(secret), std::string::npos) << o->err;
+    EXPECT_EQ(o->out.find(secret), std::string::npos) << o->out;
+  }
+}
+
 TEST(RunExternal, UnreachableServerFailsFastNamingTheUrl) {
   const int port = free_port();  // nobody listens
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
@@ -429,6 +454,15 @@ TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
       {{"--endpoint", "/v1/chat/completions"}, "--endpoint"},
       {{"--base-url", "http://127.0.0.1:1", "--sim-ttft-ms", "5"}, "--sim-ttft-ms"},
       {{"--sim-mode", "warp"}, "--sim-mode"},
+      {{"--header", "Bad Name=1"}, "--header"},
+      {{"--request-id-prefix", "a\r\nX-Injected: 1"}, "--request-id-prefix"},
+      // The same file as input and output: the input would be destroyed.
+      {{"--dataset-name", "sharegpt", "--dataset-path", "d.json", "--records", "./d.json"},
+       "--records"},
+      {{"--dataset-name", "sharegpt", "--dataset-path", "d.json", "--sim-trace-out", "d.json"},
+       "--sim-trace-out"},
+      {{"--records", "r.json", "--save-result", "--result-filename", "r.json"},
+       "--result-filename"},
   };
   for (const auto& [extra, flag] : cases) {
     std::vector<std::string> args = {"run"};
@@ -494,6 +528,27 @@ TEST(RunCli, AcceptsUnderscoresAndEqualsLikeVllm) {
 
 // Values argparse takes that servebench used to refuse: a flag given twice (the last wins), an
 // empty --request-id-prefix (the ids are the bare indexes), a negative --num-warmups (none).
+// Output paths that cannot be written fail before the benchmark, naming the flag the user gave.
+TEST(RunCli, UnwritableOutputsFailBeforeTheRun) {
+  TempDir dir;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--save-result", "--result-filename", dir.path()},
+       "--result-filename: '" + dir.path() + "' is a directory"},
+      {{"--save-result", "--result-dir", dir.path() + "/missing/deeper", "--result-filename",
+        "/proc/r.json"},
+       "--result-filename: cannot write '/proc/r.json'"},
+      {{"--sim-trace-out", "/proc/t.jsonl"}, "--sim-trace-out /proc/t.jsonl: cannot open"},
+  };
+  for (const auto& [extra, message] : cases) {
+    std::vector<std::string> args = {"run", "--num-prompts", "2", "--disable-tqdm"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Outcome o = run(args, 20);
+    EXPECT_EQ(o.exit_code, 3) << o.err;
+    EXPECT_NE(o.err.find("servebench: " + message), std::string::npos) << o.err;
+    EXPECT_EQ(o.out.find("Starting main benchmark run"), std::string::npos) << o.out;
+  }
+}
+
 TEST(RunCli, TakesWhatVllmsArgparseTakes) {
   TempDir dir;
   Outcome o = run({"run",
