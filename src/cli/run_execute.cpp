@@ -452,8 +452,9 @@ struct MainRun {
   bool interrupted = false;
   StopOutcome stop;               // the stop rule that ended the run, if any
   nlohmann::json server_metrics;  // scraped during the run (run_server_metrics.h); null if off
-  std::vector<report::RpsChangeEvent> rps_change_events;  // with a ramp-up (run_ramp_up.h)
-  nlohmann::json ramp_up;                                 // servebench's "ramp_up"; null if none
+  std::optional<server_metrics::SpecDecodeStats> spec_decode;  // from those scrapes
+  std::vector<report::RpsChangeEvent> rps_change_events;       // with a ramp-up (run_ramp_up.h)
+  nlohmann::json ramp_up;  // servebench's "ramp_up"; null if none
 };
 
 MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::BodyOptions& body,
@@ -510,6 +511,7 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   records_file.flush();
   bar.close();
   m.server_metrics = server_metrics.stop(m.stats.t0_mono_ns, c.save_detailed);
+  m.spec_decode = server_metrics.spec_decode();
   if (c.ramp_up) {
     m.rps_change_events =
         rps_change_events(*c.ramp_up, plan, core::wall_ns_at_mono(m.stats.t0_mono_ns));
@@ -591,6 +593,7 @@ report::RunInfo run_info(const RunConfig& c, const Target& target, const std::st
   info.model_id = target.model_id;
   info.tokenizer_id = target.tokenizer_id;
   info.num_prompts = c.num_prompts_requested;
+  info.spec_decode = m.spec_decode;
   info.request_rate = c.request_rate;
   info.burstiness = c.burstiness;
   info.max_concurrency = c.max_concurrency;

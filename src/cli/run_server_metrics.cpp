@@ -78,6 +78,7 @@ nlohmann::json ServerMetricsRecorder::stop(int64_t t0_mono_ns, bool with_timeser
   if (!sampler_) return nullptr;
   const std::vector<server_metrics::EndpointSeries> series = sampler_->stop();
   sampler_.reset();
+  spec_decode_ = server_metrics::spec_decode_stats(series);
   server_metrics::SummaryOptions summary;
   summary.interval_s = options_->interval_s;
   summary.with_timeseries = with_timeseries;

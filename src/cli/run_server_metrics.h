@@ -30,10 +30,13 @@ class ServerMetricsRecorder {
   // The result's `servebench.server_metrics` (null when off); time series times are seconds
   // after the client's t0 (`t0_mono_ns`), so the baseline scrape is slightly negative.
   nlohmann::json stop(int64_t t0_mono_ns, bool with_timeseries);
+  // After stop(): vLLM's speculative-decoding figures, when the server has them.
+  const std::optional<server_metrics::SpecDecodeStats>& spec_decode() const { return spec_decode_; }
 
  private:
   std::optional<server_metrics::SamplerOptions> options_;
   std::unique_ptr<server_metrics::Sampler> sampler_;
+  std::optional<server_metrics::SpecDecodeStats> spec_decode_;
 };
 
 }  // namespace servebench::cli::run

@@ -103,6 +103,20 @@ std::string vllm_console_block(const metrics::Summary& summary, const RunInfo& i
     metric_section(out, m.e2el_including_client_queue_ms, "E2EL incl. Client Queue",
                    "Queue-inclusive End-to-end Latency");
   }
+  if (info.spec_decode) {
+    const server_metrics::SpecDecodeStats& sd = *info.spec_decode;
+    section(out, "Speculative Decoding");
+    row(out, "Acceptance rate (%):", sd.acceptance_rate);
+    row(out, "Acceptance length:", sd.acceptance_length);
+    row_int(out, "Drafts:", sd.num_drafts);
+    row_int(out, "Draft tokens:", sd.draft_tokens);
+    row_int(out, "Accepted tokens:", sd.accepted_tokens);
+    if (!sd.per_position_acceptance_rates.empty()) {
+      out += "Per-position acceptance (%):\n";
+      for (size_t i = 0; i < sd.per_position_acceptance_rates.size(); ++i)
+        row(out, fmt::format("  Position {}:", i), sd.per_position_acceptance_rates[i] * 100);
+    }
+  }
   out += std::string(50, '=') + "\n";
   return out;
 }

@@ -135,6 +135,36 @@ TEST(VllmConsoleBlock, OptionalLinesFollowVllmConditions) {
   EXPECT_NE(bare.find("Peak concurrent requests:"), std::string::npos);
 }
 
+// vLLM's "Speculative Decoding" section, last in its block (golden text from vLLM's print
+// statements run under Python with these numbers).
+TEST(VllmConsoleBlock, SpeculativeDecodingSectionWhenTheServerHasIt) {
+  RunInfo info;
+  EXPECT_EQ(vllm_console_block(constructed_summary(), info).find("Speculative"), std::string::npos);
+  server_metrics::SpecDecodeStats sd;
+  sd.num_drafts = 40;
+  sd.draft_tokens = 120;
+  sd.accepted_tokens = 75;
+  sd.acceptance_rate = 62.5;
+  sd.acceptance_length = 2.875;
+  sd.per_position_acceptance_rates = {0.9, 0.625, 0.35};
+  info.spec_decode = sd;
+  const std::string block = vllm_console_block(constructed_summary(), info);
+  const std::string expected =
+      "---------------Speculative Decoding---------------\n"
+      "Acceptance rate (%):                     62.50     \n"
+      "Acceptance length:                       2.88      \n"
+      "Drafts:                                  40        \n"
+      "Draft tokens:                            120       \n"
+      "Accepted tokens:                         75        \n"
+      "Per-position acceptance (%):\n"
+      "  Position 0:                            90.00     \n"
+      "  Position 1:                            62.50     \n"
+      "  Position 2:                            35.00     \n"
+      "==================================================\n";
+  ASSERT_GE(block.size(), expected.size());
+  EXPECT_EQ(block.substr(block.size() - expected.size()), expected);
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);

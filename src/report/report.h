@@ -16,6 +16,7 @@
 
 #include "metrics/metrics.h"
 #include "record/record.h"
+#include "server_metrics/server_metrics.h"
 
 namespace servebench::report {
 
@@ -65,6 +66,8 @@ struct RunInfo {
   // (--skip-tokenizer-init); tokenizer_id is then written as null.
   bool has_tokenizer = true;
   std::optional<ClientHealth> client_health;  // printed by extras_console_block(summary, info)
+  // From the server's vllm:spec_decode_* counters over the run, when it has them.
+  std::optional<server_metrics::SpecDecodeStats> spec_decode;
 };
 
 // The "============ Serving Benchmark Result ============" block as vLLM prints it, including

@@ -134,6 +134,15 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
       events.push_back({{"rps", e.rps}, {"timestamp", e.timestamp}});
     j["rps_change_events"] = std::move(events);
   }
+  if (info.spec_decode) {
+    const server_metrics::SpecDecodeStats& sd = *info.spec_decode;
+    j["spec_decode_acceptance_rate"] = sd.acceptance_rate;
+    j["spec_decode_acceptance_length"] = sd.acceptance_length;
+    j["spec_decode_num_drafts"] = sd.num_drafts;
+    j["spec_decode_draft_tokens"] = sd.draft_tokens;
+    j["spec_decode_accepted_tokens"] = sd.accepted_tokens;
+    j["spec_decode_per_position_acceptance_rates"] = sd.per_position_acceptance_rates;
+  }
 
   j["duration"] = m.duration_s;
   j["completed"] = m.completed;

@@ -206,6 +206,30 @@ TEST(VllmResultJson, RampUpKeysAndRpsChangeEventsOnlyWithARampUp) {
       {"rps": 4, "timestamp": "2026-01-01T12:00:02.5"}])"));
 }
 
+TEST(VllmResultJson, SpecDecodeKeysOnlyWhenTheServerHadThem) {
+  EXPECT_FALSE(make(false).contains("spec_decode_acceptance_rate"));
+  auto rs = records();
+  metrics::Summary s = metrics::compute(rs, 2.0, {});
+  RunInfo i = info();
+  server_metrics::SpecDecodeStats sd;
+  sd.num_drafts = 40;
+  sd.draft_tokens = 120;
+  sd.accepted_tokens = 75;
+  sd.acceptance_rate = 62.5;
+  sd.acceptance_length = 2.875;
+  sd.per_position_acceptance_rates = {0.9, 0.625, 0.35};
+  i.spec_decode = sd;
+  json j = vllm_result_json(s, i, rs, false);
+  EXPECT_EQ(j["spec_decode_acceptance_rate"], 62.5);
+  EXPECT_EQ(j["spec_decode_acceptance_length"], 2.875);
+  EXPECT_TRUE(j["spec_decode_num_drafts"].is_number_integer());  // int(), as vLLM writes them
+  EXPECT_EQ(j["spec_decode_num_drafts"], 40);
+  EXPECT_EQ(j["spec_decode_draft_tokens"], 120);
+  EXPECT_EQ(j["spec_decode_accepted_tokens"], 75);
+  // Fractions here, where the console shows percentages (as in vLLM).
+  EXPECT_EQ(j["spec_decode_per_position_acceptance_rates"], json::parse("[0.9, 0.625, 0.35]"));
+}
+
 TEST(VllmResultJson, ServebenchExtrasUnderTheirOwnKey) {
   json j = make(false);
   const json& sb = j["servebench"];

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -124,6 +125,21 @@ struct SummaryOptions {
 // `_per_s`; histograms' bucket increases merged, then `_mean`, `_p50`, `_p99`.
 nlohmann::json summarize(const std::vector<EndpointSeries>& endpoints,
                          const SummaryOptions& options);
+
+// vLLM's speculative-decoding figures over a run, as `vllm bench serve` reports them
+// (vllm/benchmarks/serve.py, fetch_spec_decode_metrics and its caller): the increase, from each
+// endpoint's first scrape to its last, of the `vllm:spec_decode_*_total` counters (summed over
+// label sets and endpoints): drafts, draft tokens, accepted tokens, and accepted tokens per
+// draft position (label `position`). acceptance_rate = 100·accepted / draft tokens;
+// acceptance_length = 1 + accepted / drafts (0 without drafts); per-position rates = accepted at
+// the position / drafts. Absent (nullopt) when no endpoint has such counters or no draft token
+// was proposed during the run, as in vLLM.
+struct SpecDecodeStats {
+  int64_t num_drafts = 0, draft_tokens = 0, accepted_tokens = 0;
+  double acceptance_rate = 0, acceptance_length = 0;
+  std::vector<double> per_position_acceptance_rates;  // position 0, 1, …
+};
+std::optional<SpecDecodeStats> spec_decode_stats(const std::vector<EndpointSeries>& endpoints);
 
 // Prometheus' histogram_quantile over cumulative bucket counts (upper bounds ascending, the
 // last +Inf): linear interpolation inside the bucket holding rank q·count; the lower bound of

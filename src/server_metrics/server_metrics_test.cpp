@@ -250,6 +250,58 @@ TEST(Summarize, HeadlineAddsEnginesAndEndpoints) {
   EXPECT_DOUBLE_EQ(h["generation_tokens"].get<double>(), 60);
 }
 
+std::string spec_text(int drafts, int draft_tokens, int accepted, std::vector<int> per_position) {
+  std::string text =
+      "# TYPE vllm:spec_decode_num_drafts counter\n"
+      "vllm:spec_decode_num_drafts_total{engine=\"0\"} " +
+      std::to_string(drafts) +
+      "\nvllm:spec_decode_num_drafts_created{engine=\"0\"} 1.7e9\n"
+      "vllm:spec_decode_num_draft_tokens_total{engine=\"0\"} " +
+      std::to_string(draft_tokens) + "\nvllm:spec_decode_num_accepted_tokens_total{engine=\"0\"} " +
+      std::to_string(accepted) + "\n";
+  for (size_t i = 0; i < per_position.size(); ++i) {
+    text += "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",position=\"" +
+            std::to_string(i) + "\"} " + std::to_string(per_position[i]) + "\n";
+  }
+  return text;
+}
+
+// vLLM's figures from the counters' increase between the first and the last scrape (the
+// scrapes between are ignored; hand-computed: 75 of 120 draft tokens accepted over 40 drafts).
+TEST(SpecDecodeStats, IncreaseBetweenFirstAndLastScrapeAsVllmComputesIt) {
+  EndpointSeries e;
+  e.scrapes = {scrape_at(0, spec_text(10, 30, 20, {9, 7, 4})),
+               scrape_at(1, spec_text(11, 33, 21, {9, 7, 4})),
+               scrape_at(2, spec_text(50, 150, 95, {45, 32, 18}))};
+  const std::optional<SpecDecodeStats> stats = spec_decode_stats({e});
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->num_drafts, 40);
+  EXPECT_EQ(stats->draft_tokens, 120);
+  EXPECT_EQ(stats->accepted_tokens, 75);
+  EXPECT_DOUBLE_EQ(stats->acceptance_rate, 62.5);
+  EXPECT_DOUBLE_EQ(stats->acceptance_length, 2.875);
+  EXPECT_EQ(stats->per_position_acceptance_rates, (std::vector<double>{0.9, 0.625, 0.35}));
+
+  // Two endpoints add up.
+  const std::optional<SpecDecodeStats> both = spec_decode_stats({e, e});
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->draft_tokens, 240);
+  EXPECT_DOUBLE_EQ(both->acceptance_length, 2.875);
+}
+
+TEST(SpecDecodeStats, AbsentWithoutCountersDraftsOrASecondScrape) {
+  EndpointSeries plain;
+  plain.scrapes = {scrape_at(0, scrape_text(1, 10, 1, 2, 0.3)),
+                   scrape_at(1, scrape_text(1, 20, 1, 2, 0.3))};
+  EXPECT_FALSE(spec_decode_stats({plain}).has_value());
+  EndpointSeries idle;  // speculative decoding on, but nothing drafted during the run
+  idle.scrapes = {scrape_at(0, spec_text(10, 30, 20, {})), scrape_at(1, spec_text(10, 30, 20, {}))};
+  EXPECT_FALSE(spec_decode_stats({idle}).has_value());
+  EndpointSeries once;
+  once.scrapes = {scrape_at(0, spec_text(10, 30, 20, {}))};
+  EXPECT_FALSE(spec_decode_stats({once}).has_value());
+}
+
 TEST(Sampler, ScrapesTheSimulatorFromStartToStop) {
   sim::Options options;
   options.port = 0;
