@@ -66,6 +66,7 @@ struct RawFlags {
        ignore_eos = false, insecure = false, trust_remote_code = false;
   std::string num_warmups = "0", result_dir, result_filename;
   std::string percentile_metrics, metric_percentiles = "99", request_id_prefix;
+  std::string logprobs;
   std::string top_p, top_k, min_p, temperature, frequency_penalty, presence_penalty,
       repetition_penalty;
   std::string ready_check_timeout_sec = "0", extra_body;
@@ -117,7 +118,6 @@ class RunFormatter : public CLI::Formatter {
 // (vLLM's --profile, the torch profiler switch, is GuideLLM's --profile here: run_profiles.h.)
 const std::set<std::string> kVllmOnlyFlags = {"--lora-modules",
                                               "--lora-assignment",
-                                              "--logprobs",
                                               "--use-beam-search",
                                               "--plot-timeline",
                                               "--timeline-itl-thresholds",
@@ -180,6 +180,8 @@ std::string body_extras(const RawFlags& f, bool* temperature_given) {
   number("--presence-penalty", f.presence_penalty, "presence_penalty");
   number("--repetition-penalty", f.repetition_penalty, "repetition_penalty");
   *temperature_given = !f.temperature.empty();
+  // vLLM's completions payload carries "logprobs": null unless --logprobs N.
+  if (!f.logprobs.empty()) body["logprobs"] = parse_int("--logprobs", f.logprobs, 0, INT32_MAX);
   if (!f.extra_body.empty()) {
     nlohmann::json extra = nlohmann::json::parse(f.extra_body, nullptr, false);
     if (extra.is_discarded()) usage("--extra-body", "not valid JSON: " + f.extra_body);
@@ -212,6 +214,9 @@ void check_target(const RawFlags& f, const Given& given, run::RunConfig& c) {
                                                       "vllm-rerank"};
   if (c.backend == "openai-chat") {
     c.api = client::Api::kChatCompletions;
+    // vLLM puts logprobs in its completions payload only; a chat body would silently lack it.
+    if (given("--logprobs"))
+      usage("--logprobs", "applies to the completions backends (openai, vllm)");
   } else if (c.backend != "openai" && c.backend != "vllm") {
     if (kVllmBackends.count(c.backend)) {
       usage("--backend",
@@ -787,6 +792,8 @@ Action add_run_command(CLI::App& app, bool check_only) {
 
   flag("--ignore-eos", f->ignore_eos, "send ignore_eos (always on for the random dataset)", body);
   opt("--extra-body", f->extra_body, "JSON object merged into every request body", body);
+  opt("--logprobs", f->logprobs,
+      "log-probabilities per output token (completions backends; default: none)", body);
   opt("--request-id-prefix", f->request_id_prefix, "x-request-id prefix (default bench-<8 hex>-)",
       body);
   opt("--temperature", f->temperature, "sampling temperature", body);

@@ -292,6 +292,20 @@ bool parse_generation_request(Endpoint endpoint, std::string_view body,
       !get_int(root, "max_completion_tokens", max_completion_tokens, error)) {
     return false;
   }
+  // Completions' logprobs, checked as vLLM checks it against its default max_logprobs (20); the
+  // simulator computes none (its chunks say "logprobs":null).
+  if (endpoint == Endpoint::kCompletions) {
+    constexpr int64_t kMaxLogprobs = 20;
+    std::optional<int64_t> logprobs;
+    if (!get_int(root, "logprobs", logprobs, error)) return false;
+    if (logprobs && *logprobs > kMaxLogprobs) {
+      error =
+          bad_request("Requested sample logprobs of " + std::to_string(*logprobs) +
+                          ", which is greater than max allowed: " + std::to_string(kMaxLogprobs),
+                      "logprobs");
+      return false;
+    }
+  }
   element so;
   if (get_field(root, "stream_options", so)) {
     if (!out.stream) {

@@ -90,6 +90,8 @@ TEST_F(ParseTest, Rejections) {
       {Endpoint::kCompletions, R"({"prompt":"x","max_tokens":3,"min_tokens":4})", 400,
        "min_tokens"},
       {Endpoint::kCompletions, R"({"prompt":"x","stream":"yes"})", 400, "stream"},
+      {Endpoint::kCompletions, R"({"prompt":"x","logprobs":21})", 400, "logprobs"},
+      {Endpoint::kCompletions, R"({"prompt":"x","logprobs":"2"})", 400, "logprobs"},
       {Endpoint::kChat, R"({"model":"m"})", 400, "messages"},
       {Endpoint::kChat, R"({"messages":[]})", 400, "messages"},
       {Endpoint::kChat, R"({"messages":[{"content":"no role"}]})", 400, "messages"},

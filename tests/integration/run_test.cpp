@@ -455,6 +455,8 @@ TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
       {{"--base-url", "http://127.0.0.1:1", "--sim-ttft-ms", "5"}, "--sim-ttft-ms"},
       {{"--sim-mode", "warp"}, "--sim-mode"},
       {{"--header", "Bad Name=1"}, "--header"},
+      {{"--backend", "openai-chat", "--logprobs", "2"}, "--logprobs"},
+      {{"--logprobs", "-1"}, "--logprobs"},
       {{"--request-id-prefix", "a\r\nX-Injected: 1"}, "--request-id-prefix"},
       // The same file as input and output: the input would be destroyed.
       {{"--dataset-name", "sharegpt", "--dataset-path", "d.json", "--records", "./d.json"},
@@ -528,6 +530,23 @@ TEST(RunCli, AcceptsUnderscoresAndEqualsLikeVllm) {
 
 // Values argparse takes that servebench used to refuse: a flag given twice (the last wins), an
 // empty --request-id-prefix (the ids are the bare indexes), a negative --num-warmups (none).
+// --logprobs reaches the server: the simulator refuses more than vLLM's default maximum (20)
+// with vLLM's message, which each failed request shows; 20 runs.
+TEST(RunCli, LogprobsReachTheServer) {
+  Outcome over = run({"run", "--num-prompts", "2", "--logprobs", "21", "--disable-tqdm"}, 20);
+  EXPECT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_EQ(console_value(over.out, "Failed requests:"), 2);
+  EXPECT_NE(over.out.find("Error 0: HTTP 400: Requested sample logprobs of 21, which is greater "
+                          "than max allowed: 20"),
+            std::string::npos)
+      << over.out;
+  Outcome ok = run({"run", "--num-prompts", "2", "--logprobs", "20", "--sim-ttft-ms", "1",
+                    "--sim-itl-ms", "1", "--disable-tqdm"},
+                   20);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(console_value(ok.out, "Successful requests:"), 2);
+}
+
 // Output paths that cannot be written fail before the benchmark, naming the flag the user gave.
 TEST(RunCli, UnwritableOutputsFailBeforeTheRun) {
   TempDir dir;
