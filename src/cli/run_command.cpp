@@ -61,6 +61,7 @@ struct RawFlags {
               timed_trace_label_output_length = "output_length",
               timed_trace_label_hash_ids = "hash_ids";
   std::string trace_time_scale = "1.0", trace_block_tokens = "512";
+  bool self_timed = false, no_self_timed = false;  // vLLM's --self-timed / --no-self-timed
   std::string request_rate = "inf", burstiness = "1.0";
   bool disable_tqdm = false, save_result = false, save_detailed = false, append_result = false,
        ignore_eos = false, insecure = false, trust_remote_code = false;
@@ -122,8 +123,6 @@ const std::set<std::string> kVllmOnlyFlags = {"--lora-modules",
                                               "--plot-timeline",
                                               "--timeline-itl-thresholds",
                                               "--plot-dataset-stats",
-                                              "--self-timed",
-                                              "--no-self-timed",
                                               "--probe-request-rate",
                                               "--skip-tokenizer-init",
                                               "--chat-template-kwargs",
@@ -433,20 +432,28 @@ void check_dataset(const RawFlags& f, const Given& given, run::RunConfig& c) {
     c.num_prompts = total;
   }
 
-  // Traffic. A trace brings its own send times: a rate, burstiness or ramp-up would contradict
-  // them.
+  // Traffic. A trace brings its own send times (vLLM's self-timed replay, the default for its
+  // timed_trace; here for every trace dataset): a rate, burstiness or ramp-up would contradict
+  // them. --no-self-timed sends the trace's requests on the usual schedule instead.
   const bool trace = dataset::is_trace_dataset(name);
-  for (const char* flag : {"--request-rate", "--burstiness", "--ramp-up-strategy"}) {
-    if (trace && given(flag)) {
-      usage(flag, "the " + name +
-                      " dataset replays the trace's own timestamps; use "
-                      "--trace-time-scale to slow it down or speed it up");
+  for (const char* flag : {"--self-timed", "--no-self-timed"}) {
+    if (!trace && given(flag)) {
+      usage(flag, "applies only to trace datasets (mooncake, timed_trace, azure_trace)");
     }
   }
-  if (!trace && given("--trace-time-scale")) {
+  if (f.self_timed && f.no_self_timed) usage("--no-self-timed", "contradicts --self-timed");
+  c.self_timed = trace && !f.no_self_timed;
+  for (const char* flag : {"--request-rate", "--burstiness", "--ramp-up-strategy"}) {
+    if (c.self_timed && given(flag)) {
+      usage(flag, "the " + name +
+                      " dataset replays the trace's own timestamps; use "
+                      "--trace-time-scale to slow it down or speed it up, or --no-self-timed");
+    }
+  }
+  if (!c.self_timed && given("--trace-time-scale")) {
     usage("--trace-time-scale",
-          "applies only to trace datasets (mooncake, timed_trace, "
-          "azure_trace)");
+          "applies only to trace datasets replayed at their timestamps (mooncake, timed_trace, "
+          "azure_trace, without --no-self-timed)");
   }
   // A comma-separated list runs one benchmark per value (vLLM's suite: qps_list,
   // max_concurrency_list; seeds 000 and 004).
@@ -770,6 +777,11 @@ Action add_run_command(CLI::App& app, bool check_only) {
       data);
   opt("--trace-block-tokens", f->trace_block_tokens,
       "mooncake: tokens per hash id (Mooncake's block)", data);
+  flag("--self-timed", f->self_timed,
+       "trace datasets: send each request at its trace timestamp (the default)", traffic);
+  flag("--no-self-timed", f->no_self_timed,
+       "trace datasets: ignore the timestamps; send at --request-rate like other datasets",
+       traffic);
   opt("--trace-time-scale", f->trace_time_scale,
       "trace datasets: multiply the trace's times by this (2 = half speed)", traffic);
 

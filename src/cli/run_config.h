@@ -58,8 +58,10 @@ struct RunConfig {
   int num_prompts = 1000;
   // num_prompts before the dataset gave fewer (set by run): vLLM's result records what was asked.
   int num_prompts_requested = 1000;
-  dataset::DatasetOptions dataset;    // --dataset-name and every dataset's flags
-  double trace_time_scale = 1.0;      // trace datasets: --trace-time-scale
+  dataset::DatasetOptions dataset;  // --dataset-name and every dataset's flags
+  double trace_time_scale = 1.0;    // trace datasets: --trace-time-scale
+  // A trace dataset sent at its own timestamps (vLLM's self-timed; off with --no-self-timed).
+  bool self_timed = false;
   double request_rate = 0;            // inf allowed; the current run's value of the list below
   std::vector<double> request_rates;  // --request-rate list: one run per value (× concurrency)
   double burstiness = 1.0;

@@ -341,10 +341,10 @@ std::vector<dataset::Prompt> make_prompts(const RunConfig& c, const tokenizer::T
 std::vector<client::PlannedRequest> make_plan(const RunConfig& c,
                                               const std::vector<dataset::Prompt>& prompts) {
   if (c.stage_index >= 0) return stage_plan(c, prompts);  // --stages (run_stages.cpp)
-  if (c.limits.bounds_plan() && !dataset::is_trace_dataset(c.dataset.name))
+  if (c.limits.bounds_plan() && !c.self_timed)
     return bounded_plan(c, prompts);  // --duration / --profile (run_profiles.cpp)
   std::vector<int64_t> times;
-  if (dataset::is_trace_dataset(c.dataset.name)) {
+  if (c.self_timed) {
     std::vector<int64_t> offsets(prompts.size());
     for (size_t i = 0; i < prompts.size(); ++i) offsets[i] = prompts[i].trace_offset_ns;
     times = schedule::trace_times_ns(offsets, c.trace_time_scale);
@@ -464,7 +464,7 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   std::printf("Starting main benchmark run...\n");
   if (c.stage_index >= 0) {
     std::fputs(stage_traffic_lines(c).c_str(), stdout);
-  } else if (dataset::is_trace_dataset(c.dataset.name)) {
+  } else if (c.self_timed) {
     std::printf("Traffic: replaying the trace's timestamps (time scale %s, last send at %.3f s)\n",
                 python_float(c.trace_time_scale).c_str(),
                 plan.empty() ? 0.0 : static_cast<double>(plan.back().intended_ns) / 1e9);
@@ -535,7 +535,7 @@ nlohmann::json dataset_json(const RunConfig& c) {
   const std::string& path = c.dataset.trace.path;
   nlohmann::json j = {{"name", c.dataset.name},
                       {"path", path.empty() ? nlohmann::json(nullptr) : nlohmann::json(path)}};
-  if (dataset::is_trace_dataset(c.dataset.name)) j["trace_time_scale"] = c.trace_time_scale;
+  if (c.self_timed) j["trace_time_scale"] = c.trace_time_scale;
   if (c.dataset.name == "random") j["token_rule"] = token_rule_name(c.dataset.random.token_rule);
   if (c.dataset.sharegpt.multi_turn) {
     j["multi_turn"] = {{"conversations", c.num_conversations},

@@ -74,7 +74,7 @@ void check_profile(const LoadFlags& f, const std::function<bool(const char*)>& g
     usage("--burstiness", "applies to vLLM's --request-rate, not to --profile " + name);
   if (given("--ramp-up-strategy"))
     usage("--ramp-up-strategy", "is vLLM's traffic; with --profile give GuideLLM's --rate");
-  if (dataset::is_trace_dataset(c.dataset.name))
+  if (c.self_timed)
     usage("--profile",
           "the " + c.dataset.name + " dataset replays its own timestamps; drop --profile");
   if (c.dataset.sharegpt.multi_turn) usage("--profile", "does not apply to --multi-turn runs");
@@ -274,7 +274,7 @@ void apply_load_flags(const LoadFlags& f, const std::function<bool(const char*)>
   }
   L.max_requests_given = given("--num-prompts");
   // A finite rate over a duration sizes the dataset (rate × duration) unless --num-prompts caps it.
-  if (L.duration_s > 0 && !L.max_requests_given && !dataset::is_trace_dataset(c.dataset.name)) {
+  if (L.duration_s > 0 && !L.max_requests_given && !c.self_timed) {
     size_t needed = 0;
     const bool by_rate = L.profile == LoadProfile::kConstant || L.profile == LoadProfile::kPoisson;
     const std::vector<double>& rates = L.profile == LoadProfile::kNone ? c.request_rates : L.rates;

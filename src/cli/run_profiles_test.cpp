@@ -118,6 +118,7 @@ TEST(LoadFlags, CombinationsWithVllmFlagsAreRefusedNamingTheFlag) {
   Flags trace{{.profile = "synchronous"}, {"--profile"}};
   c = vllm_default_config();
   c.dataset.name = "mooncake";
+  c.self_timed = true;  // as run_command.cpp sets it without --no-self-timed
   EXPECT_EQ(refusal(trace, c).rfind("--profile:", 0), 0u);
 }
 

@@ -142,7 +142,7 @@ void apply_stage_flags(const StageFlags& f, const std::function<bool(const char*
     usage("--max-concurrency", "with --stages give one value (it applies to every stage)");
   if (c.limits.profile != LoadProfile::kNone || c.limits.duration_s > 0)
     usage("--stages", "cannot be combined with --profile or --duration (stages set both)");
-  if (dataset::is_trace_dataset(c.dataset.name)) {
+  if (c.self_timed) {
     usage("--stages", "the " + c.dataset.name +
                           " dataset replays its trace's own timestamps; stages set their own");
   }

@@ -136,6 +136,7 @@ TEST(StageFlags, ConflictsAreOneLineErrors) {
             std::string::npos);
   RunConfig trace = base();
   trace.dataset.name = "mooncake";
+  trace.self_timed = true;  // as run_command.cpp sets it without --no-self-timed
   EXPECT_NE(usage_error([&] {
               apply_stage_flags({"1:3", "", ""}, given_flags({"--stages"}), trace);
             }).find("--stages:"),

@@ -368,7 +368,7 @@ std::vector<Prompt> trace_prompts(size_t count, const TraceOptions& options,
   }
   if (rows.kept.size() < count) {
     local.notes.push_back("the trace has " + std::to_string(rows.kept.size()) +
-                          " usable rows; replaying those (" + std::to_string(count) +
+                          " usable rows; sending those (" + std::to_string(count) +
                           " prompts asked for)");
   }
   if (!std::is_sorted(rows.kept.begin(), rows.kept.end(),

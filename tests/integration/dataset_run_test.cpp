@@ -300,6 +300,21 @@ TEST(DatasetRun, TimedTraceAsksTheServerToIgnoreEos) {
   }
 }
 
+// vLLM's --no-self-timed: the trace's rows are sent on the --request-rate schedule (gamma gaps
+// rescaled so the last is due at n/rate), not at their timestamps.
+TEST(DatasetRun, NoSelfTimedSendsTheTraceAtTheRequestRate) {
+  DatasetRun r =
+      run_dataset({"--dataset-name", "mooncake", "--dataset-path", kFixtures + "mooncake.jsonl",
+                   "--no-self-timed", "--request-rate", "300", "--burstiness", "inf"});
+  expect_all_succeeded(r, 30, "mooncake", 1000);
+  EXPECT_NE(r.outcome.out.find("Traffic request rate: 300.0"), std::string::npos) << r.outcome.out;
+  // Burstiness inf: evenly spaced, 1/300 s apart, the 30th due at 30/300 s.
+  for (size_t i = 0; i < 30; ++i) {
+    const double due_s = r.records.at(i)["intended_ns"].get<int64_t>() / 1e9;
+    EXPECT_NEAR(due_s, (i + 1) / 300.0, 1e-6) << i;
+  }
+}
+
 TEST(DatasetRun, AzureCsvTrace) {
   DatasetRun r = run_dataset({"--dataset-name", "azure_trace", "--dataset-path",
                               kFixtures + "azure.csv", "--num-prompts", "20"});
@@ -354,6 +369,13 @@ TEST(DatasetRun, DatasetFlagMistakesAreUsageErrors) {
        "--request-rate"},
       {{"--dataset-name", "mooncake", "--dataset-path", "x", "--trace-time-scale", "0"},
        "--trace-time-scale"},
+      {{"--dataset-name", "mooncake", "--dataset-path", "x", "--no-self-timed",
+        "--trace-time-scale", "2"},
+       "--trace-time-scale"},
+      {{"--no-self-timed"}, "--no-self-timed"},
+      {{"--self-timed"}, "--self-timed"},
+      {{"--dataset-name", "timed_trace", "--dataset-path", "x", "--self-timed", "--no-self-timed"},
+       "--no-self-timed"},
       {{"--custom-output-len", "0"}, "--custom-output-len"},
       {{"--sharegpt-output-len", "x"}, "--sharegpt-output-len"},
       {{"--dataset-name", "generated-shared-prefix", "--num-prompts", "5"}, "--num-prompts"},
