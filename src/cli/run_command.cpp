@@ -67,7 +67,7 @@ struct RawFlags {
        ignore_eos = false, insecure = false, trust_remote_code = false;
   std::string num_warmups = "0", result_dir, result_filename;
   std::string percentile_metrics, metric_percentiles = "99", request_id_prefix;
-  std::string logprobs;
+  std::string logprobs, probe_request_rate = "0.0";
   std::string top_p, top_k, min_p, temperature, frequency_penalty, presence_penalty,
       repetition_penalty;
   std::string ready_check_timeout_sec = "0", extra_body;
@@ -123,7 +123,6 @@ const std::set<std::string> kVllmOnlyFlags = {"--lora-modules",
                                               "--plot-timeline",
                                               "--timeline-itl-thresholds",
                                               "--plot-dataset-stats",
-                                              "--probe-request-rate",
                                               "--skip-tokenizer-init",
                                               "--chat-template-kwargs",
                                               "--no-stream",
@@ -461,6 +460,9 @@ void check_dataset(const RawFlags& f, const Given& given, run::RunConfig& c) {
     c.request_rates.push_back(positive_or_inf("--request-rate", item));
   c.request_rate = c.request_rates.front();
   c.burstiness = positive_or_inf("--burstiness", f.burstiness);
+  c.probe_request_rate = parse_double("--probe-request-rate", f.probe_request_rate);
+  if (!(c.probe_request_rate >= 0) || std::isinf(c.probe_request_rate))
+    usage("--probe-request-rate", "must be a finite number >= 0, got " + f.probe_request_rate);
   if (given("--max-concurrency")) {
     for (const std::string& item : run::split_list("--max-concurrency", f.max_concurrency))
       c.max_concurrencies.push_back(
@@ -801,6 +803,10 @@ Action add_run_command(CLI::App& app, bool check_only) {
   opt("--max-concurrency", f->max_concurrency,
       "at most this many requests in flight; a list (1,2,4,8) runs one benchmark each", traffic);
   opt("--num-warmups", f->num_warmups, "warmup requests before the run (not measured)", traffic);
+  opt("--probe-request-rate", f->probe_request_rate,
+      "> 0: also send one-token probes, one at a time, this many per second beside the run "
+      "(past --max-concurrency), and report their latency apart",
+      traffic);
 
   flag("--ignore-eos", f->ignore_eos, "send ignore_eos (always on for the random dataset)", body);
   opt("--extra-body", f->extra_body, "JSON object merged into every request body", body);

@@ -62,6 +62,7 @@ struct RunConfig {
   double trace_time_scale = 1.0;    // trace datasets: --trace-time-scale
   // A trace dataset sent at its own timestamps (vLLM's self-timed; off with --no-self-timed).
   bool self_timed = false;
+  double probe_request_rate = 0;      // vLLM's --probe-request-rate (run_probes.h); 0 = none
   double request_rate = 0;            // inf allowed; the current run's value of the list below
   std::vector<double> request_rates;  // --request-rate list: one run per value (× concurrency)
   double burstiness = 1.0;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "cli/run_config.h"
+#include "cli/run_probes.h"
 #include "cli/run_profiles.h"
 #include "cli/run_ramp_up.h"
 #include "cli/run_server_metrics.h"
@@ -453,6 +454,7 @@ struct MainRun {
   StopOutcome stop;               // the stop rule that ended the run, if any
   nlohmann::json server_metrics;  // scraped during the run (run_server_metrics.h); null if off
   std::optional<server_metrics::SpecDecodeStats> spec_decode;  // from those scrapes
+  std::optional<report::ProbeStats> probes;                    // --probe-request-rate
   std::vector<report::RpsChangeEvent> rps_change_events;       // with a ramp-up (run_ramp_up.h)
   nlohmann::json ramp_up;  // servebench's "ramp_up"; null if none
 };
@@ -493,6 +495,12 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   StopRules stop_rules(c.limits, &g_stop);
   ServerMetricsRecorder server_metrics(scrape);
   server_metrics.start();
+  if (c.probe_request_rate > 0) {
+    std::printf("Probe request rate: %s req/s\n", python_float(c.probe_request_rate).c_str());
+    std::fflush(stdout);
+  }
+  ProbeLoop probes(c.probe_request_rate, ep, body, options, tok);
+  probes.start();
   ProgressBar bar(plan.size(), !c.disable_tqdm && !g_stop.load());
   const client::RunOptions writing_records = records_file.flushing(options);
   m.stats = client::run(ep, body, plan, writing_records, tok, [&](record::RequestRecord&& r) {
@@ -510,6 +518,7 @@ MainRun run_main(const RunConfig& c, const client::Endpoint& ep, const client::B
   });
   records_file.flush();
   bar.close();
+  m.probes = probes.stop();
   m.server_metrics = server_metrics.stop(m.stats.t0_mono_ns, c.save_detailed);
   m.spec_decode = server_metrics.spec_decode();
   if (c.ramp_up) {
@@ -594,6 +603,7 @@ report::RunInfo run_info(const RunConfig& c, const Target& target, const std::st
   info.tokenizer_id = target.tokenizer_id;
   info.num_prompts = c.num_prompts_requested;
   info.spec_decode = m.spec_decode;
+  info.probes = m.probes;
   info.request_rate = c.request_rate;
   info.burstiness = c.burstiness;
   info.max_concurrency = c.max_concurrency;

@@ -84,6 +84,14 @@ std::string vllm_console_block(const metrics::Summary& summary, const RunInfo& i
   }
   row(out, "Peak concurrent requests:", m.max_concurrent_requests);
   if (tok) row(out, "Total token throughput (tok/s):", m.total_token_throughput);
+  if (info.probes) {
+    section(out, "Probe Requests");
+    row_int(out, "Probe requests completed:", info.probes->completed);
+    row_int(out, "Probe requests failed:", info.probes->failed);
+    row(out, "Median probe E2EL (ms):", info.probes->median_e2el_ms);
+    row(out, "P99 probe E2EL (ms):", info.probes->p99_e2el_ms);
+    row(out, "Max probe E2EL (ms):", info.probes->max_e2el_ms);
+  }
 
   if (tok && selected(info, "ttft")) {
     metric_section(out, m.ttft_ms, "TTFT", "Time to First Token");

@@ -165,6 +165,30 @@ TEST(VllmConsoleBlock, SpeculativeDecodingSectionWhenTheServerHasIt) {
   EXPECT_EQ(block.substr(block.size() - expected.size()), expected);
 }
 
+// vLLM's "Probe Requests" section, right after the throughput lines (golden text from vLLM's
+// print statements run under Python).
+TEST(VllmConsoleBlock, ProbeSectionAfterTheThroughputLines) {
+  RunInfo info;
+  ProbeStats probes;
+  probes.completed = 12;
+  probes.failed = 1;
+  probes.median_e2el_ms = 50.125;
+  probes.p99_e2el_ms = 61.5;
+  probes.max_e2el_ms = 62.0;
+  info.probes = probes;
+  const std::string block = vllm_console_block(constructed_summary(), info);
+  const std::string expected =
+      "Total token throughput (tok/s):          10304.57  \n"
+      "------------------Probe Requests------------------\n"
+      "Probe requests completed:                12        \n"
+      "Probe requests failed:                   1         \n"
+      "Median probe E2EL (ms):                  50.12     \n"
+      "P99 probe E2EL (ms):                     61.50     \n"
+      "Max probe E2EL (ms):                     62.00     \n"
+      "---------------Time to First Token----------------\n";
+  EXPECT_NE(block.find(expected), std::string::npos) << block;
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);

@@ -45,6 +45,13 @@ struct RpsChangeEvent {
 };
 
 // What vLLM prints above / stores beside the metrics.
+// vLLM's --probe-request-rate figures (cli/run_probes.h): probes that succeeded and failed,
+// and the successful ones' end-to-end latency.
+struct ProbeStats {
+  size_t completed = 0, failed = 0;
+  double median_e2el_ms = 0, p99_e2el_ms = 0, max_e2el_ms = 0;
+};
+
 struct RunInfo {
   std::string backend = "openai";  // --backend / endpoint_type
   std::string label;               // --label
@@ -68,6 +75,7 @@ struct RunInfo {
   std::optional<ClientHealth> client_health;  // printed by extras_console_block(summary, info)
   // From the server's vllm:spec_decode_* counters over the run, when it has them.
   std::optional<server_metrics::SpecDecodeStats> spec_decode;
+  std::optional<ProbeStats> probes;  // with --probe-request-rate, when a probe succeeded
 };
 
 // The "============ Serving Benchmark Result ============" block as vLLM prints it, including

@@ -134,6 +134,13 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
       events.push_back({{"rps", e.rps}, {"timestamp", e.timestamp}});
     j["rps_change_events"] = std::move(events);
   }
+  if (info.probes) {
+    j["probe_completed"] = info.probes->completed;
+    j["probe_failed"] = info.probes->failed;
+    j["probe_median_e2el_ms"] = info.probes->median_e2el_ms;
+    j["probe_p99_e2el_ms"] = info.probes->p99_e2el_ms;
+    j["probe_max_e2el_ms"] = info.probes->max_e2el_ms;
+  }
   if (info.spec_decode) {
     const server_metrics::SpecDecodeStats& sd = *info.spec_decode;
     j["spec_decode_acceptance_rate"] = sd.acceptance_rate;

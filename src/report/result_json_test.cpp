@@ -230,6 +230,24 @@ TEST(VllmResultJson, SpecDecodeKeysOnlyWhenTheServerHadThem) {
   EXPECT_EQ(j["spec_decode_per_position_acceptance_rates"], json::parse("[0.9, 0.625, 0.35]"));
 }
 
+TEST(VllmResultJson, ProbeKeysOnlyWithProbes) {
+  EXPECT_FALSE(make(false).contains("probe_completed"));
+  auto rs = records();
+  metrics::Summary s = metrics::compute(rs, 2.0, {});
+  RunInfo i = info();
+  i.probes = ProbeStats{.completed = 12,
+                        .failed = 1,
+                        .median_e2el_ms = 50.125,
+                        .p99_e2el_ms = 61.5,
+                        .max_e2el_ms = 62.0};
+  json j = vllm_result_json(s, i, rs, false);
+  EXPECT_EQ(j["probe_completed"], 12);
+  EXPECT_EQ(j["probe_failed"], 1);
+  EXPECT_EQ(j["probe_median_e2el_ms"], 50.125);
+  EXPECT_EQ(j["probe_p99_e2el_ms"], 61.5);
+  EXPECT_EQ(j["probe_max_e2el_ms"], 62.0);
+}
+
 TEST(VllmResultJson, ServebenchExtrasUnderTheirOwnKey) {
   json j = make(false);
   const json& sb = j["servebench"];

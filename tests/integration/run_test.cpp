@@ -457,6 +457,7 @@ TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
       {{"--header", "Bad Name=1"}, "--header"},
       {{"--backend", "openai-chat", "--logprobs", "2"}, "--logprobs"},
       {{"--logprobs", "-1"}, "--logprobs"},
+      {{"--probe-request-rate", "-1"}, "--probe-request-rate"},
       {{"--request-id-prefix", "a\r\nX-Injected: 1"}, "--request-id-prefix"},
       // The same file as input and output: the input would be destroyed.
       {{"--dataset-name", "sharegpt", "--dataset-path", "d.json", "--records", "./d.json"},
@@ -545,6 +546,45 @@ TEST(RunCli, LogprobsReachTheServer) {
                    20);
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(console_value(ok.out, "Successful requests:"), 2);
+}
+
+// --probe-request-rate: one-token probes beside the main run, past its --max-concurrency of 1,
+// reported apart; against a 20 ms TTFT each probe takes at least that, and fails none.
+TEST(RunCli, ProbesRunBesideTheMainRunAndAreReportedApart) {
+  TempDir dir;
+  Outcome o = run({"run",
+                   "--num-prompts",
+                   "20",
+                   "--random-input-len",
+                   "8",
+                   "--random-output-len",
+                   "4",
+                   "--sim-ttft-ms",
+                   "20",
+                   "--sim-itl-ms",
+                   "5",
+                   "--max-concurrency",
+                   "1",
+                   "--probe-request-rate",
+                   "50",
+                   "--disable-tqdm",
+                   "--save-result",
+                   "--result-dir",
+                   dir.path(),
+                   "--result-filename",
+                   "r.json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("Probe request rate: 50.0 req/s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("------------------Probe Requests------------------"), std::string::npos);
+  const json r = json::parse(read_file(dir.path() + "/r.json"));
+  // 20 requests one at a time take >= 20 x 35 ms; a probe cycle is >= 20 ms + 20 ms.
+  EXPECT_GE(r["probe_completed"].get<int>(), 5) << r.dump();
+  EXPECT_EQ(r["probe_failed"], 0);
+  EXPECT_GE(r["probe_median_e2el_ms"].get<double>(), 20.0);
+  EXPECT_GE(r["probe_max_e2el_ms"].get<double>(), r["probe_p99_e2el_ms"].get<double>());
+  // The main run's accounting is untouched by the probes.
+  EXPECT_EQ(r["completed"], 20);
+  EXPECT_EQ(read_jsonl(dir.path() + "/r.records.jsonl").size(), 20u);
 }
 
 // Output paths that cannot be written fail before the benchmark, naming the flag the user gave.
