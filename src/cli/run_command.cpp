@@ -73,6 +73,7 @@ struct RawFlags {
   std::string ready_check_timeout_sec = "0", extra_body;
   // servebench
   std::string records, io_threads = "1", drain_timeout_sec = "10", http_engine = "auto";
+  std::string request_timeout_sec = "21600";  // vLLM's aiohttp total timeout: 6 h
   std::string arrival_clock = "kernel";
   std::string server_metrics = "auto", server_metrics_interval = "0.333";
   std::string sim_ttft_ms = "50", sim_itl_ms = "10", sim_ttft_jitter_ms = "0",
@@ -533,6 +534,8 @@ void check_reporting(const RawFlags& f, const Given& given, run::RunConfig& c) {
     usage("--arrival-clock", "unknown clock '" + f.arrival_clock + "'; use kernel or read");
   c.kernel_arrival_times = f.arrival_clock == "kernel";
   c.drain_timeout_s = non_negative("--drain-timeout-sec", f.drain_timeout_sec);
+  c.request_timeout_s = non_negative("--request-timeout-sec", f.request_timeout_sec);
+  if (c.request_timeout_s <= 0) usage("--request-timeout-sec", "must be > 0");
   c.server_metrics = f.server_metrics;  // URLs are checked by probing them, before the run
   c.server_metrics_interval_s =
       run::parse_double("--server-metrics-interval", f.server_metrics_interval);
@@ -846,6 +849,8 @@ Action add_run_command(CLI::App& app, bool check_only) {
       "chunk times: kernel (when the bytes reached this machine, SO_TIMESTAMPNS; http1 only) or "
       "read (when the client read them, as vLLM's client does)",
       extra);
+  opt("--request-timeout-sec", f->request_timeout_sec,
+      "a request not complete after this long fails with a timeout (vLLM: 6 h)", extra);
   opt("--drain-timeout-sec", f->drain_timeout_sec,
       "after Ctrl-C, wait this long for requests in flight", extra);
   opt("--server-metrics", f->server_metrics,

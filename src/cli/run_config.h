@@ -96,6 +96,7 @@ struct RunConfig {
   client::HttpEngine http_engine = client::HttpEngine::kAuto;
   bool kernel_arrival_times = true;  // --arrival-clock kernel|read
   double drain_timeout_s = 10;
+  double request_timeout_s = 6 * 3600;  // --request-timeout-sec (client::Endpoint::timeout_s)
   std::string server_metrics = "auto";  // --server-metrics: auto, off, or URLs (comma-separated)
   double server_metrics_interval_s = 0.333;
 

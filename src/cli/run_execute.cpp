@@ -324,6 +324,7 @@ Target resolve_target(RunConfig& c, const std::shared_ptr<const tokenizer::Token
   t.endpoint.model = served.empty() ? t.model_id : served;
   t.endpoint.headers = c.headers;
   t.endpoint.api_key = c.api_key;
+  t.endpoint.timeout_s = c.request_timeout_s;
   t.endpoint.insecure = c.insecure;
   return t;
 }

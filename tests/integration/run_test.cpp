@@ -458,6 +458,7 @@ TEST(RunCli, BadInputGivesOneLineNamingTheFlagAndExit2) {
       {{"--backend", "openai-chat", "--logprobs", "2"}, "--logprobs"},
       {{"--logprobs", "-1"}, "--logprobs"},
       {{"--probe-request-rate", "-1"}, "--probe-request-rate"},
+      {{"--request-timeout-sec", "0"}, "--request-timeout-sec"},
       {{"--request-id-prefix", "a\r\nX-Injected: 1"}, "--request-id-prefix"},
       // The same file as input and output: the input would be destroyed.
       {{"--dataset-name", "sharegpt", "--dataset-path", "d.json", "--records", "./d.json"},
@@ -585,6 +586,24 @@ TEST(RunCli, ProbesRunBesideTheMainRunAndAreReportedApart) {
   // The main run's accounting is untouched by the probes.
   EXPECT_EQ(r["completed"], 20);
   EXPECT_EQ(read_jsonl(dir.path() + "/r.records.jsonl").size(), 20u);
+}
+
+// --request-timeout-sec: a stream the server stalls for 30 s fails after 0.5 s with the reason,
+// instead of holding the run (vLLM's limit is 6 h); the others succeed.
+TEST(RunCli, RequestTimeoutFailsStalledStreamsWithTheReason) {
+  Outcome o =
+      run({"run", "--num-prompts", "20", "--random-output-len", "8", "--sim-ttft-ms", "1",
+           "--sim-itl-ms", "1", "--sim-fault", "stall:0.5:2:30", "--ready-check-timeout-sec", "10",
+           "--request-timeout-sec", "0.5", "--disable-tqdm"},
+          25);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const double failed = console_value(o.out, "Failed requests:").value_or(-1);
+  EXPECT_GT(failed, 0) << o.out;
+  EXPECT_EQ(console_value(o.out, "Successful requests:").value_or(-1) + failed, 20);
+  EXPECT_NE(o.out.find("no complete response within the request timeout of 0.5 s"),
+            std::string::npos)
+      << o.out;
+  EXPECT_LT(o.seconds, 20);
 }
 
 // Output paths that cannot be written fail before the benchmark, naming the flag the user gave.
