@@ -1385,6 +1385,11 @@ void Server::start() {
                ? o.tokenizer
                : std::shared_ptr<const tokenizer::Tokenizer>(tokenizer::make_word_tokenizer());
   const int32_t vocab = im.tok->vocab_size();
+  // Output token ids are drawn modulo the vocabulary size (loading refuses an empty one).
+  if (vocab < 1) {
+    throw core::Error(core::ErrorKind::kInput, "--tokenizer " + im.tok->name(),
+                      "has an empty vocabulary: the simulator needs ids to stream");
+  }
   im.token_json.resize(static_cast<size_t>(vocab));
   for (int32_t i = 0; i < vocab; ++i) {
     core::append_json_escaped(im.token_json[static_cast<size_t>(i)], im.tok->token_text(i));

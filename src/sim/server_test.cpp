@@ -756,6 +756,29 @@ TEST(SimServerThreads, ManyConcurrentStreamsAcrossThreads) {
   EXPECT_EQ(good, 64);
 }
 
+// Output ids are taken modulo the vocabulary size: an empty one is refused, not divided by.
+class EmptyVocabulary final : public tokenizer::Tokenizer {
+ public:
+  std::vector<tokenizer::TokenId> encode(std::string_view) const override { return {}; }
+  std::string decode(std::span<const tokenizer::TokenId>) const override { return ""; }
+  std::string token_text(tokenizer::TokenId) const override { return ""; }
+  int32_t vocab_size() const override { return 0; }
+  std::string name() const override { return "empty"; }
+};
+
+TEST(SimServerTokenizer, EmptyVocabularyIsRefusedAtStart) {
+  Options o = fast_options();
+  o.tokenizer = std::make_shared<EmptyVocabulary>();
+  Server s(o);
+  try {
+    s.start();
+    ADD_FAILURE() << "an empty vocabulary was accepted";
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
+    EXPECT_NE(std::string(e.what()).find("empty vocabulary"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SimServerBind, TakenPortThrows) {
   Options o = fast_options();
   Server a(o);
