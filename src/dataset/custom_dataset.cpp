@@ -22,7 +22,7 @@ namespace od = simdjson::ondemand;
 struct Row {
   std::string prompt;
   std::optional<int64_t> output_tokens;
-  size_t offset = 0;  // of the line, for errors found after reading
+  size_t output_offset = 0;  // of the value, for the range check made after reading
 };
 
 }  // namespace
@@ -41,12 +41,18 @@ std::vector<Prompt> custom_prompts(size_t count, const CustomOptions& options,
       [&](size_t, std::string_view key, od::value& value) {
         if (key == "prompt") {
           std::string_view text;
+          const size_t at = file.offset_of(value.raw_json_token().data());
+          if (value.type() != od::json_type::string) file.fail(at, "\"prompt\" must be a string");
           if (value.get_string().get(text) != simdjson::SUCCESS) {
-            file.fail(file.offset_of(value.raw_json_token().data()), "\"prompt\" must be a string");
+            // simdjson has checked the bytes are UTF-8; an escape can still make bad text.
+            file.fail(at,
+                      "\"prompt\" has an invalid escape (a lone surrogate such as \\ud800, "
+                      "or a bad \\u sequence): not valid UTF-8 text");
           }
           row.prompt.assign(text);
           has_prompt = true;
         } else if (key == "output_tokens") {
+          row.output_offset = file.offset_of(value.raw_json_token().data());
           row.output_tokens = json_integer(file, value, "output_tokens");
         }
       },
@@ -56,7 +62,6 @@ std::vector<Prompt> custom_prompts(size_t count, const CustomOptions& options,
           file.fail(line_offset,
                     "row has no \"output_tokens\" field, needed with --custom-output-len -1");
         }
-        row.offset = line_offset;
         rows.push_back(std::move(row));
         row = Row{};
         has_prompt = false;
@@ -75,8 +80,11 @@ std::vector<Prompt> custom_prompts(size_t count, const CustomOptions& options,
     p.output_tokens = static_cast<int32_t>(options.output_len);
     if (options.output_len == -1) {
       if (*r.output_tokens < 1 || *r.output_tokens > INT32_MAX) {
-        file.fail(r.offset,
-                  "\"output_tokens\" must be >= 1, got " + std::to_string(*r.output_tokens));
+        file.fail(r.output_offset,
+                  "\"output_tokens\" is out of range (" +
+                      std::string(*r.output_tokens < 1 ? "too small" : "too large") +
+                      "; allowed 1 to " + std::to_string(INT32_MAX) + "), got " +
+                      std::to_string(*r.output_tokens));
       }
       p.output_tokens = static_cast<int32_t>(*r.output_tokens);
     }

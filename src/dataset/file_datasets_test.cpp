@@ -480,5 +480,131 @@ TEST_F(FileDatasets, BadTraceFilesNameTheirPlace) {
   EXPECT_NE(std::string(e.what()).find("no usable rows: 1 read"), std::string::npos);
 }
 
+// Each message below once misled: simdjson calls "{...} extra" an object that "ended early" at
+// byte 0, a bad escape "not a string", 99999999999 "must be >= 1".
+TEST_F(FileDatasets, TextAfterTheValueIsNamedWhereItStarts) {
+  TempFile custom_extra(".jsonl", "{\"prompt\": \"a b\"}\n{\"prompt\":\"hello world\"} extra\n");
+  CustomOptions o = custom(4);
+  o.file.path = custom_extra.path();
+  core::Error e = error_of([&] { custom_prompts(1, o, *tok_, nullptr); });
+  EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
+  EXPECT_EQ(e.where(), custom_extra.path() + ":2 (byte 43)") << e.what();
+  EXPECT_NE(std::string(e.what()).find("unexpected text after the JSON object"), std::string::npos)
+      << e.what();
+
+  ShareGptOptions s = sharegpt();
+  TempFile sharegpt_extra(
+      ".json", "[{\"conversations\": [{\"value\": \"a ] b\"}, {\"value\": \"c\"}]}]\n garbage\n");
+  s.file.path = sharegpt_extra.path();
+  e = error_of([&] { sharegpt_prompts(1, s, *tok_, nullptr); });
+  EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
+  EXPECT_EQ(e.where(), sharegpt_extra.path() + ":2 (byte 59)") << e.what();
+  EXPECT_NE(std::string(e.what()).find("unexpected text after the JSON array"), std::string::npos)
+      << e.what();
+
+  // A truncated array is still called invalid JSON, not trailing text.
+  TempFile truncated(".json", "[{\"conversations\": []}, {\"conversations\": [\n");
+  s.file.path = truncated.path();
+  e = error_of([&] { sharegpt_prompts(1, s, *tok_, nullptr); });
+  EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+}
+
+TEST_F(FileDatasets, LineThatIsNotAnObjectSaysSo) {
+  TempFile array_line(".jsonl", "{\"prompt\": \"a b\"}\n[1,2]\n");
+  CustomOptions o = custom(4);
+  o.file.path = array_line.path();
+  core::Error e = error_of([&] { custom_prompts(2, o, *tok_, nullptr); });
+  EXPECT_EQ(e.where(), array_line.path() + ":2 (byte 18)") << e.what();
+  EXPECT_EQ(std::string(e.what()), e.where() + ": line is not a JSON object");
+}
+
+TEST_F(FileDatasets, InvalidEscapeIsNamedNotCalledAWrongType) {
+  TempFile custom_surrogate(".jsonl", "{\"prompt\": \"ok\"}\n{\"prompt\":\"\\ud800 lone\"}\n");
+  CustomOptions o = custom(4);
+  o.file.path = custom_surrogate.path();
+  core::Error e = error_of([&] { custom_prompts(2, o, *tok_, nullptr); });
+  EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
+  EXPECT_EQ(e.where(), custom_surrogate.path() + ":2 (byte 27)") << e.what();
+  EXPECT_NE(std::string(e.what()).find("\"prompt\" has an invalid escape"), std::string::npos)
+      << e.what();
+
+  TempFile number_prompt(".jsonl", "{\"prompt\": 5}\n");
+  o.file.path = number_prompt.path();
+  e = error_of([&] { custom_prompts(1, o, *tok_, nullptr); });
+  EXPECT_NE(std::string(e.what()).find("\"prompt\" must be a string"), std::string::npos)
+      << e.what();
+
+  ShareGptOptions s = sharegpt();
+  s.file.shuffle = false;
+  TempFile sharegpt_surrogate(
+      ".json", "[{\"conversations\": [{\"value\": \"a \\udc00 b c d\"}, {\"value\": \"e\"}]}]");
+  s.file.path = sharegpt_surrogate.path();
+  e = error_of([&] { sharegpt_prompts(1, s, *tok_, nullptr); });
+  EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
+  EXPECT_EQ(e.where(), sharegpt_surrogate.path() + ":1 (byte 30)") << e.what();
+  EXPECT_NE(std::string(e.what()).find("invalid escape"), std::string::npos) << e.what();
+}
+
+TEST_F(FileDatasets, OutputTokensTooLargeSaysOutOfRange) {
+  TempFile big(".jsonl", "{\"prompt\":\"a b c\",\"output_tokens\":99999999999}\n");
+  CustomOptions o = custom(-1);
+  o.file.path = big.path();
+  core::Error e = error_of([&] { custom_prompts(1, o, *tok_, nullptr); });
+  EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
+  EXPECT_EQ(e.where(), big.path() + ":1 (byte 34)") << e.what();
+  EXPECT_NE(std::string(e.what()).find("out of range (too large; allowed 1 to 2147483647), got "
+                                       "99999999999"),
+            std::string::npos)
+      << e.what();
+
+  TempFile zero(".jsonl", "{\"prompt\":\"a b c\",\"output_tokens\":0}\n");
+  o.file.path = zero.path();
+  e = error_of([&] { custom_prompts(1, o, *tok_, nullptr); });
+  EXPECT_NE(std::string(e.what()).find("out of range (too small; allowed 1 to 2147483647)"),
+            std::string::npos)
+      << e.what();
+
+  TempFile huge(".jsonl", "{\"prompt\":\"a b c\",\"output_tokens\":1e30}\n");
+  o.file.path = huge.path();
+  e = error_of([&] { custom_prompts(1, o, *tok_, nullptr); });
+  EXPECT_EQ(e.where(), huge.path() + ":1 (byte 34)") << e.what();
+  EXPECT_NE(std::string(e.what()).find("\"output_tokens\" is out of range (too large"),
+            std::string::npos)
+      << e.what();
+}
+
+TEST_F(FileDatasets, LeadingByteOrderMarkIsSkipped) {
+  const std::string bom = "\xEF\xBB\xBF";
+  TempFile custom_bom(".jsonl", bom + "{\"prompt\":\"bom line\"}\n");
+  CustomOptions o = custom(4);
+  o.file.path = custom_bom.path();
+  auto prompts = custom_prompts(1, o, *tok_, nullptr);
+  ASSERT_EQ(prompts.size(), 1u);
+  EXPECT_EQ(prompts[0].text, "bom line");
+
+  ShareGptOptions s = sharegpt();
+  TempFile sharegpt_bom(
+      ".json", bom + "[{\"conversations\": [{\"value\": \"a b c d\"}, {\"value\": \"e f g h\"}]}]");
+  s.file.path = sharegpt_bom.path();
+  prompts = sharegpt_prompts(1, s, *tok_, nullptr);
+  ASSERT_EQ(prompts.size(), 1u);
+  EXPECT_EQ(prompts[0].text, "a b c d");
+
+  TraceOptions t;
+  t.format = TraceOptions::Format::kAzureCsv;
+  TempFile csv_bom(".csv",
+                   bom + "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,5,6\n");
+  t.path = csv_bom.path();
+  prompts = trace_prompts(1, t, *tok_, nullptr);
+  ASSERT_EQ(prompts.size(), 1u);
+  EXPECT_EQ(prompts[0].output_tokens, 6);
+
+  // Places still count the mark's bytes, as an editor's byte offsets do.
+  TempFile bad_after_bom(".jsonl", bom + "{\"prompt\": 5}\n");
+  o.file.path = bad_after_bom.path();
+  core::Error e = error_of([&] { custom_prompts(1, o, *tok_, nullptr); });
+  EXPECT_EQ(e.where(), bad_after_bom.path() + ":1 (byte 14)") << e.what();
+}
+
 }  // namespace
 }  // namespace servebench::dataset

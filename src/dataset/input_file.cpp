@@ -11,6 +11,12 @@
 
 namespace servebench::dataset {
 
+namespace {
+bool is_json_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+}  // namespace
+
 InputFile::InputFile(const std::string& path) : path_(path) {
   auto fail_open = [&](const std::string& why) {
     throw core::Error(core::ErrorKind::kInput, "--dataset-path",
@@ -38,6 +44,7 @@ InputFile::InputFile(const std::string& path) : path_(path) {
     done += static_cast<size_t>(n);
   }
   ::close(fd);
+  if (text().starts_with("\xEF\xBB\xBF")) skipped_ = 3;
 }
 
 std::string InputFile::where(size_t byte_offset) const {
@@ -46,7 +53,8 @@ std::string InputFile::where(size_t byte_offset) const {
   const size_t line =
       1 + static_cast<size_t>(
               std::count(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(byte_offset), '\n'));
-  return path_ + ":" + std::to_string(line) + " (byte " + std::to_string(byte_offset) + ")";
+  return path_ + ":" + std::to_string(line) + " (byte " + std::to_string(byte_offset + skipped_) +
+         ")";
 }
 
 void InputFile::fail(size_t byte_offset, const std::string& message) const {
@@ -57,15 +65,49 @@ void InputFile::fail_file(const std::string& message) const {
   throw core::Error(core::ErrorKind::kInput, path_, message);
 }
 
+size_t text_after_value(std::string_view json) {
+  size_t i = 0;
+  while (i < json.size() && is_json_space(json[i])) ++i;
+  if (i == json.size() || (json[i] != '{' && json[i] != '[')) return std::string_view::npos;
+  size_t depth = 0;
+  bool in_string = false;
+  for (; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character cannot end the string
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      break;
+    }
+  }
+  if (i >= json.size()) return std::string_view::npos;  // never closed: truncated, not trailing
+  for (++i; i < json.size(); ++i)
+    if (!is_json_space(json[i])) return i;
+  return std::string_view::npos;
+}
+
 int64_t json_integer(const InputFile& file, simdjson::ondemand::value& value,
                      std::string_view name) {
   const std::string_view raw = value.raw_json_token();
   double number = 0;
   if (value.type() != simdjson::ondemand::json_type::number ||
-      value.get_double().get(number) != simdjson::SUCCESS || number != std::floor(number) ||
-      std::abs(number) > 1e15) {
+      value.get_double().get(number) != simdjson::SUCCESS || number != std::floor(number)) {
     file.fail(file.offset_of(raw.data()),
               "\"" + std::string(name) + "\" must be an integer, got " + std::string(raw));
+  }
+  // Past 1e15 a double no longer holds every integer; no count in a dataset comes near it.
+  if (std::abs(number) > 1e15) {
+    file.fail(file.offset_of(raw.data()),
+              "\"" + std::string(name) + "\" is out of range (" +
+                  (number > 0 ? "too large: above 1e15" : "too small: below -1e15") + "), got " +
+                  std::string(raw));
   }
   return static_cast<int64_t>(number);
 }

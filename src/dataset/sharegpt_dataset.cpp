@@ -101,6 +101,10 @@ std::vector<Row> scan_rows(const InputFile& file, bool all_turns, DatasetReport&
       file.fail(file.offset_of(extra), "unexpected text after the JSON array");
     }
   } catch (const simdjson::simdjson_error& e) {
+    if (size_t extra = text_after_value(file.text());
+        e.error() == simdjson::INCOMPLETE_ARRAY_OR_OBJECT && extra != std::string_view::npos) {
+      file.fail(extra, "unexpected text after the JSON array");
+    }
     const char* location = nullptr;
     if (iterating && doc.current_location().get(location) == simdjson::SUCCESS) at = location;
     file.fail(file.offset_of(at), std::string("not valid JSON: ") + e.what());
@@ -108,16 +112,24 @@ std::vector<Row> scan_rows(const InputFile& file, bool all_turns, DatasetReport&
   return rows;
 }
 
-// Unescapes one raw JSON string token (only for rows actually looked at).
-std::string unescape(od::parser& parser, std::string_view raw_json) {
+// Unescapes one raw JSON string token (only for rows actually looked at); a bad escape (a lone
+// surrogate such as \ud800) fails at the string's place.
+std::string unescape(const InputFile& file, od::parser& parser, std::string_view raw_json) {
   simdjson::padded_string copy(raw_json);
-  od::document doc = parser.iterate(copy);
-  return std::string(std::string_view(doc.get_string()));
+  std::string_view text;
+  od::document doc;
+  if (parser.iterate(copy).get(doc) != simdjson::SUCCESS ||
+      doc.get_string().get(text) != simdjson::SUCCESS) {
+    file.fail(file.offset_of(raw_json.data()),
+              "conversation \"value\" has an invalid escape (a lone surrogate such as \\ud800, "
+              "or a bad \\u sequence): not valid UTF-8 text");
+  }
+  return std::string(text);
 }
 
 // --multi-turn: the row's user turns (0, 2, 4, …) with their replies' lengths, up to
 // max_turns; empty when the first pair fails vLLM's filter.
-std::vector<Prompt> conversation_turns(od::parser& parser, const Row& row,
+std::vector<Prompt> conversation_turns(const InputFile& file, od::parser& parser, const Row& row,
                                        const ShareGptOptions& options,
                                        const tokenizer::Tokenizer& tokenizer) {
   const bool fixed_output = options.output_len >= 0;
@@ -127,11 +139,11 @@ std::vector<Prompt> conversation_turns(od::parser& parser, const Row& row,
   for (size_t i = 0; i + 1 < raw.size(); i += 2) {
     if (options.max_turns > 0 && turns.size() >= static_cast<size_t>(options.max_turns)) break;
     Prompt p;
-    p.text = unescape(parser, raw[i]);
+    p.text = unescape(file, parser, raw[i]);
     const auto prompt_len = static_cast<int64_t>(tokenizer.count(p.text));
     const int64_t output_len =
         fixed_output ? options.output_len
-                     : static_cast<int64_t>(tokenizer.count(unescape(parser, raw[i + 1])));
+                     : static_cast<int64_t>(tokenizer.count(unescape(file, parser, raw[i + 1])));
     if (!is_valid_sequence(prompt_len, output_len, fixed_output)) break;
     p.prompt_tokens = static_cast<int32_t>(prompt_len);
     p.output_tokens = static_cast<int32_t>(output_len);
@@ -149,9 +161,9 @@ std::string length_filters(size_t multi_turn_rows) {
 
 // sharegpt_prompts for --multi-turn: conversations picked (shuffle, oversampling) as rows are
 // for single prompts, then flattened turn by turn.
-std::vector<Prompt> sharegpt_conversations(size_t count, const ShareGptOptions& options,
-                                           std::vector<Row>& rows, size_t multi_turn,
-                                           const tokenizer::Tokenizer& tokenizer,
+std::vector<Prompt> sharegpt_conversations(const InputFile& file, size_t count,
+                                           const ShareGptOptions& options, std::vector<Row>& rows,
+                                           size_t multi_turn, const tokenizer::Tokenizer& tokenizer,
                                            DatasetReport& report) {
   od::parser small;
   std::vector<std::vector<Prompt>> conversations;
@@ -160,7 +172,7 @@ std::vector<Prompt> sharegpt_conversations(size_t count, const ShareGptOptions& 
   std::vector<Prompt> firsts;
   for (const Row& row : rows) {
     if (conversations.size() >= count) break;
-    std::vector<Prompt> turns = conversation_turns(small, row, options, tokenizer);
+    std::vector<Prompt> turns = conversation_turns(file, small, row, options, tokenizer);
     if (turns.empty()) continue;
     firsts.push_back(turns.front());
     firsts.back().conversation = static_cast<int64_t>(conversations.size());
@@ -196,7 +208,7 @@ std::vector<Prompt> sharegpt_prompts(size_t count, const ShareGptOptions& option
   }
   if (options.multi_turn) {
     std::vector<Prompt> prompts =
-        sharegpt_conversations(count, options, rows, multi_turn, tokenizer, local);
+        sharegpt_conversations(file, count, options, rows, multi_turn, tokenizer, local);
     if (report) *report = std::move(local);
     return prompts;
   }
@@ -207,11 +219,11 @@ std::vector<Prompt> sharegpt_prompts(size_t count, const ShareGptOptions& option
   for (const Row& row : rows) {
     if (prompts.size() >= count) break;
     Prompt p;
-    p.text = unescape(small, row.prompt_json);
+    p.text = unescape(file, small, row.prompt_json);
     const auto prompt_len = static_cast<int64_t>(tokenizer.count(p.text));
     const int64_t output_len =
         fixed_output ? options.output_len
-                     : static_cast<int64_t>(tokenizer.count(unescape(small, row.reply_json)));
+                     : static_cast<int64_t>(tokenizer.count(unescape(file, small, row.reply_json)));
     if (!is_valid_sequence(prompt_len, output_len, fixed_output)) continue;
     p.prompt_tokens = static_cast<int32_t>(prompt_len);
     p.output_tokens = static_cast<int32_t>(output_len);

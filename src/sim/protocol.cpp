@@ -440,6 +440,8 @@ tokenizer::TokenId output_token_id(uint64_t token_seed, int32_t k, int32_t vocab
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   z ^= z >> 31;
+  // The server refuses an empty vocabulary; id 0 rather than a division by zero all the same.
+  if (vocab_size < 1) return 0;
   return static_cast<tokenizer::TokenId>(z % static_cast<uint64_t>(vocab_size));
 }
 

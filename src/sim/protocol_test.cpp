@@ -186,6 +186,7 @@ TEST(ProtocolTest, OutputTokensAreDeterministicAndCountExactly) {
   }
   EXPECT_EQ(tok->count(text), 50u);
   EXPECT_NE(detail::output_token_id(42, 0, 32000), detail::output_token_id(43, 0, 32000));
+  EXPECT_EQ(detail::output_token_id(42, 5, 0), 0);  // no division by an empty vocabulary
 }
 
 TEST(OptionsTest, FaultRules) {

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -197,6 +198,8 @@ struct Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::unique_ptr<asio::steady_timer> accept_retry;
+  // A descriptor held in reserve for when the table is full: shed_waiting_connection().
+  int spare_fd = -1;
   size_t next_worker = 0;
   uint16_t bound_port = 0;
   std::unique_ptr<TraceWriter> trace;
@@ -204,7 +207,11 @@ struct Impl {
   bool started = false, stopped = false;
   asio::io_context* wait_ioc = nullptr;
 
+  ~Impl() {
+    if (spare_fd >= 0) ::close(spare_fd);
+  }
   void do_accept();
+  bool shed_waiting_connection();
   std::string metrics_text();
 };
 
@@ -1206,12 +1213,21 @@ void Impl::do_accept() {
   acceptor->async_accept(target->ioc, [this, target](beast::error_code ec, tcp::socket s) {
     if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
     if (ec) {
-      // Out of file descriptors (or similar): wait a little instead of spinning.
+      const bool no_descriptors =
+          ec == asio::error::no_descriptors ||
+          (ec.category() == asio::error::get_system_category() && ec.value() == ENFILE);
       static std::atomic<bool> warned{false};
       if (!warned.exchange(true)) {
-        std::fprintf(stderr, "servebench sim: accept failed: %s (retrying)\n",
-                     ec.message().c_str());
+        std::fprintf(stderr, "servebench sim: accept failed: %s (%s)\n", ec.message().c_str(),
+                     no_descriptors ? "closing waiting connections until descriptors free up; "
+                                      "raise the open-files limit (ulimit -n)"
+                                    : "retrying");
       }
+      if (no_descriptors && shed_waiting_connection()) {
+        do_accept();
+        return;
+      }
+      // Nothing shed (or another error): wait a little instead of spinning.
       accept_retry->expires_after(std::chrono::milliseconds(10));
       accept_retry->async_wait([this](beast::error_code e) {
         if (!e) do_accept();
@@ -1225,6 +1241,32 @@ void Impl::do_accept() {
     asio::post(target->ioc, [c] { c->start(); });
     do_accept();
   });
+}
+
+// With the descriptor table full, a connection waiting in the listen backlog would wait
+// forever, its client with it (the embedded client shares our table, so it may hold every
+// slot while waiting for us). The spare descriptor makes room to accept one and close it at
+// once: its client sees the connection closed, records a failure and frees its own socket.
+// The accepted socket, shut down, becomes the next spare, so the slot is never left free for
+// another thread to take between closing the connection and re-reserving. False when nothing
+// was shed (no spare, or the connection went away).
+bool Impl::shed_waiting_connection() {
+  // Linux reports EMFILE before looking at the backlog: with nobody waiting, keep the spare.
+  pollfd waiting{acceptor->native_handle(), POLLIN, 0};
+  if (::poll(&waiting, 1, 0) != 1) return false;
+  if (spare_fd < 0) spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (spare_fd < 0) return false;
+  ::close(spare_fd);
+  spare_fd = -1;
+  // The listening socket is non-blocking (set in start), so this never waits.
+  const int fd = ::accept4(acceptor->native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) {
+    spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return false;
+  }
+  ::shutdown(fd, SHUT_RDWR);
+  spare_fd = fd;
+  return true;
 }
 
 void append_histogram(std::string& out, const char* name, const char* help, const char* labels,
@@ -1385,6 +1427,11 @@ void Server::start() {
                ? o.tokenizer
                : std::shared_ptr<const tokenizer::Tokenizer>(tokenizer::make_word_tokenizer());
   const int32_t vocab = im.tok->vocab_size();
+  // Output token ids are drawn modulo the vocabulary size (loading refuses an empty one).
+  if (vocab < 1) {
+    throw core::Error(core::ErrorKind::kInput, "--tokenizer " + im.tok->name(),
+                      "has an empty vocabulary: the simulator needs ids to stream");
+  }
   im.token_json.resize(static_cast<size_t>(vocab));
   for (int32_t i = 0; i < vocab; ++i) {
     core::append_json_escaped(im.token_json[static_cast<size_t>(i)], im.tok->token_text(i));
@@ -1442,7 +1489,9 @@ void Server::start() {
   if (!ec) im.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) im.acceptor->bind(ep, ec);
   if (!ec) im.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec) im.acceptor->non_blocking(true, ec);
   if (ec) throw core::Error(core::ErrorKind::kUsage, where, ec.message());
+  im.spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   im.bound_port = im.acceptor->local_endpoint().port();
   im.accept_retry = std::make_unique<asio::steady_timer>(w0.ioc);
   im.do_accept();
@@ -1506,6 +1555,8 @@ void Server::stop() {
       beast::error_code ignored;
       im.acceptor->close(ignored);
       im.accept_retry->cancel();
+      if (im.spare_fd >= 0) ::close(im.spare_fd);
+      im.spare_fd = -1;
       p->set_value();
     });
   }

@@ -1,10 +1,12 @@
 // The simulator over real loopback sockets, with a small raw HTTP/1.1 client (so that chunk
 // boundaries, headers and closes are seen exactly as sent).
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -754,6 +756,79 @@ TEST(SimServerThreads, ManyConcurrentStreamsAcrossThreads) {
     if (r.status == 200 && r.complete && r.events().size() == 21) ++good;
   }
   EXPECT_EQ(good, 64);
+}
+
+// Defect once: with the descriptor table full, accept failed with EMFILE and connections sat
+// in the backlog unanswered forever. Now each is accepted with the spare descriptor and
+// closed at once. The soft limit is lowered after start() (which raises it to the hard limit)
+// and the table filled, leaving exactly one slot per client socket.
+TEST(SimServerLimits, FullDescriptorTableClosesWaitingConnections) {
+  Options o = fast_options();
+  Server s(o);
+  s.start();
+  // Gives the process its limit and descriptors back however the test ends.
+  struct Table {
+    rlimit before{};
+    std::vector<int> fillers;
+    void release() {
+      for (int fd : fillers) ::close(fd);
+      fillers.clear();
+      setrlimit(RLIMIT_NOFILE, &before);
+    }
+    ~Table() { release(); }
+  } table;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &table.before), 0);
+  int highest = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    highest = std::max(highest, std::atoi(entry.path().filename().c_str()));
+  }
+  rlimit low = table.before;
+  low.rlim_cur = static_cast<rlim_t>(highest + 64);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) table.fillers.push_back(fd);
+  ASSERT_EQ(errno, EMFILE);
+
+  // One at a time, each client socket takes the one free slot, so the server has none.
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (int i = 0; i < 3; ++i) {
+    ::close(table.fillers.back());
+    table.fillers.pop_back();
+    clients.push_back(std::make_unique<RawClient>(s.port()));
+    clients.back()->send_request("POST", "/v1/completions", completion_body(4, true));
+    EXPECT_TRUE(clients.back()->closed_by_server(5000))
+        << "connection " << i << " was left waiting";
+  }
+
+  // Once descriptors are free again, requests are served as before.
+  clients.clear();
+  table.release();
+  RawClient c(s.port());
+  Response r = c.request("POST", "/v1/completions", completion_body(4, true));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(r.complete);
+}
+
+// Output ids are taken modulo the vocabulary size: an empty one is refused, not divided by.
+class EmptyVocabulary final : public tokenizer::Tokenizer {
+ public:
+  std::vector<tokenizer::TokenId> encode(std::string_view) const override { return {}; }
+  std::string decode(std::span<const tokenizer::TokenId>) const override { return ""; }
+  std::string token_text(tokenizer::TokenId) const override { return ""; }
+  int32_t vocab_size() const override { return 0; }
+  std::string name() const override { return "empty"; }
+};
+
+TEST(SimServerTokenizer, EmptyVocabularyIsRefusedAtStart) {
+  Options o = fast_options();
+  o.tokenizer = std::make_shared<EmptyVocabulary>();
+  Server s(o);
+  try {
+    s.start();
+    ADD_FAILURE() << "an empty vocabulary was accepted";
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
+    EXPECT_NE(std::string(e.what()).find("empty vocabulary"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SimServerBind, TakenPortThrows) {

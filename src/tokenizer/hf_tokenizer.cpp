@@ -359,6 +359,9 @@ void parse_model(simdjson::dom::object root, const JsonPlace& top, HfParts& part
     parts.id_known[static_cast<size_t>(tid)] = true;
     if (auto k = model_key(key, byte_level)) vocab.emplace_back(std::move(*k), tid);
   }
+  // Every consumer draws ids below the vocabulary size (random prompts, the simulator's output
+  // tokens): an empty one would divide by zero.
+  if (vocab_o.size() == 0) place.at("vocab").fail("is empty: a tokenizer needs at least one token");
   parts.model_vocab_size = static_cast<int32_t>(vocab_o.size());
 
   if (auto unk = detail::optional_string(o, "unk_token", place)) {

@@ -203,6 +203,12 @@ TEST(HfTokenizer, MalformedFilesAreErrorsNamingThePlace) {
   file = byte_level_file();
   file["model"]["dropout"] = 0.1;
   expect_error(file.dump(), "bad.json: model.dropout: BPE dropout is not supported");
+  // An empty vocabulary once reached the simulator, which took ids modulo its size (SIGFPE).
+  file = byte_level_file();
+  file["model"]["vocab"] = json::object();
+  file["model"]["merges"] = json::array();
+  file.erase("added_tokens");
+  expect_error(file.dump(), "bad.json: model.vocab: is empty");
   file = byte_level_file();
   file["added_tokens"][1].erase("content");
   expect_error(file.dump(), "bad.json: added_tokens[1].content: is required");

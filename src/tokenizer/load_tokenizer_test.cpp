@@ -119,6 +119,10 @@ TEST_F(LoadTokenizer, ErrorsNameWhatWasNotFound) {
   EXPECT_NE(error_of((root_ / "broken").string(), core::ErrorKind::kInput)
                 .find("tokenizer.json: is not valid JSON"),
             std::string::npos);
+  write(root_ / "empty.json", R"({"model":{"type":"BPE","vocab":{},"merges":[]}})");
+  EXPECT_NE(error_of((root_ / "empty.json").string(), core::ErrorKind::kInput)
+                .find("empty.json: model.vocab: is empty"),
+            std::string::npos);
   write(root_ / "junk.model", "this is not a protobuf");
   EXPECT_NE(error_of((root_ / "junk.model").string(), core::ErrorKind::kInput)
                 .find("is not a SentencePiece model"),

@@ -17,6 +17,9 @@ class SentencePieceTokenizer final : public Tokenizer {
       throw core::Error(core::ErrorKind::kInput, path,
                         "is not a SentencePiece model: " + status.ToString());
     }
+    if (sp_.GetPieceSize() <= 0) {
+      throw core::Error(core::ErrorKind::kInput, path, "has an empty vocabulary (no pieces)");
+    }
   }
   std::vector<TokenId> encode(std::string_view text) const override {
     std::vector<int> ids;

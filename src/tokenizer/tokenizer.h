@@ -41,6 +41,7 @@ class Tokenizer {
   virtual std::string decode(std::span<const TokenId> ids) const = 0;
   // Text of one token as streamed (decode of a single id).
   virtual std::string token_text(TokenId id) const = 0;
+  // At least 1: loading refuses a tokenizer file with an empty vocabulary.
   virtual int32_t vocab_size() const = 0;
   // Short label for results, e.g. "builtin-word".
   virtual std::string name() const = 0;

@@ -26,11 +26,13 @@ struct RunSpec {
   // When set: SIGINT the child `sigint_delay_s` after its stdout first contains this text.
   std::string sigint_after;
   double sigint_delay_s = 0;
+  // When > 0: the child's open-files limit, soft and hard (as `ulimit -n N` sets it).
+  unsigned long open_files_limit = 0;
 };
 
 Outcome run(const RunSpec& spec);
 inline Outcome run(std::vector<std::string> args, double timeout_s = 60) {
-  return run(RunSpec{std::move(args), timeout_s, "", 0});
+  return run(RunSpec{std::move(args), timeout_s, "", 0, 0});
 }
 
 // A loopback TCP port nobody listens on right now.
