@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace servebench::core {
 
@@ -34,7 +35,15 @@ class Error : public std::runtime_error {
 };
 
 // Removes anything that looks like a credential (Bearer tokens, `Authorization:` and
-// `api-key` header values, `sk-…` keys) from text before it is logged or saved.
+// `api-key` header values, `sk-…` keys, the password in a URL's `user:password@`) from text
+// before it is logged or saved.
 std::string redact_secrets(std::string text);
+
+// Whether a request header of this name (any case) carries a credential: Cookie, and every name
+// containing "auth", "key", "token" or "secret" (Authorization, X-Api-Key, X-Auth-Token, …).
+bool is_secret_header(std::string_view name);
+// A "NAME=VALUE" or "NAME: VALUE" header with VALUE replaced by "<redacted>" when NAME is a
+// secret header; anything else unchanged.
+std::string redact_header(std::string header);
 
 }  // namespace servebench::core
