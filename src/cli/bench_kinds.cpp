@@ -9,11 +9,15 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/run_support.h"
@@ -113,10 +117,24 @@ void write_json(const std::string& path, const nlohmann::json& j, const std::str
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) fs::create_directories(parent, ec);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << j.dump(4) << "\n";
-  out.close();
-  if (!out) throw core::Error(core::ErrorKind::kInput, flag, "cannot write '" + path + "'");
+  const std::string text = j.dump(4) + "\n";
+  auto fail = [&](int err) {
+    throw core::Error(core::ErrorKind::kInput, flag,
+                      "cannot write '" + path + "': " + std::strerror(err));
+  };
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) fail(errno);
+  for (size_t at = 0; at < text.size();) {
+    const ssize_t n = write(fd, text.data() + at, text.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      fail(err);
+    }
+    at += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0) fail(errno);
 }
 
 std::string runs_dir(const std::string& output_json) {
@@ -129,6 +147,67 @@ std::string runs_dir(const std::string& output_json) {
   return (fs::temp_directory_path() /
           ("servebench-" + std::to_string(getpid()) + "-" + std::to_string(rd())))
       .string();
+}
+
+void check_output_json(const std::string& path, bool check_only) {
+  auto fail = [](const std::string& message) {
+    throw core::Error(core::ErrorKind::kInput, "--output-json", message);
+  };
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) fail("'" + path + "' is a directory; give the file to write");
+  if (check_only) return;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::create_directories(parent, ec) && ec) {
+    fail("cannot create '" + parent.string() + "': " + ec.message());
+  }
+  // Opened as it will be written, but without truncating: an existing file is kept until the
+  // new result replaces it, and a file made here only to try is removed again.
+  const bool existed = fs::exists(path, ec);
+  // O_NONBLOCK: a FIFO without a reader is refused rather than waited for.
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0666);
+  if (fd < 0) fail("cannot write '" + path + "': " + std::strerror(errno));
+  close(fd);
+  if (!existed) unlink(path.c_str());
+  const std::string runs = runs_dir(path);
+  if (!fs::create_directories(runs, ec) && ec) {
+    fail("cannot create '" + runs + "' for each run's result: " + ec.message());
+  }
+}
+
+std::string records_path(const std::string& dir, const std::string& file) {
+  std::string stem = file;
+  if (stem.ends_with(".json")) stem.resize(stem.size() - 5);
+  return (fs::path(dir) / (stem + ".records.jsonl")).string();
+}
+
+std::string show_failures(const std::string& records_file, const std::string& heading, bool kept) {
+  std::ifstream in(records_file, std::ios::binary);
+  std::vector<std::pair<uint64_t, std::string>> failed;  // plan index, error
+  std::string line;
+  while (std::getline(in, line)) {
+    const nlohmann::json r = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!r.is_object()) continue;
+    const auto success = r.find("success");
+    if (success == r.end() || !success->is_boolean() || success->get<bool>()) continue;
+    const auto index = r.find("index");
+    const auto error = r.find("error");
+    failed.emplace_back(
+        index != r.end() && index->is_number_unsigned() ? index->get<uint64_t>() : 0,
+        error != r.end() && error->is_string() ? error->get<std::string>() : "");
+  }
+  std::stable_sort(failed.begin(), failed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string shown;
+  for (size_t i = 0; i < failed.size() && i < 10; ++i) {
+    const std::string& error = failed[i].second;
+    shown += fmt::format("Error {}: {}\n", i,
+                         core::redact_secrets(error.empty() ? "(no message)" : error));
+  }
+  if (!shown.empty())
+    std::fprintf(stderr, "%s (capping to 10):\n%s", heading.c_str(), shown.c_str());
+  std::string where = shown.empty() ? "" : "errors above";
+  if (kept) where += (where.empty() ? "" : "; ") + std::string("every request in ") + records_file;
+  return where.empty() ? "" : " (" + where + ")";
 }
 
 void add_metadata(nlohmann::json& result, const std::vector<std::string>& items) {

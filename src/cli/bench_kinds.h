@@ -58,12 +58,25 @@ int run_in_process(const std::vector<std::string>& args, bool check_only);
 
 // Reads a result the run saved; a missing or torn file is a core::Error naming it.
 nlohmann::json read_result(const std::string& path);
-// Writes `j` (indented by 4, as vLLM's json.dump(indent=4)) to `path`; errors name `flag`.
+// Writes `j` (indented by 4, as vLLM's json.dump(indent=4)) to `path`; errors name `flag` and
+// say why (the system's reason).
 void write_json(const std::string& path, const nlohmann::json& j, const std::string& flag);
 
 // Where the runs' own results go: "<output-json less .json>.runs/", or a fresh temporary
 // directory (removed by the caller) when there is no --output-json.
 std::string runs_dir(const std::string& output_json);
+// Before any run, so that a bad --output-json costs no benchmark time: `path` must name a file
+// that can be written, not a directory, and its runs directory must be creatable. Errors name
+// --output-json and say why. check_only: only what creates nothing (a suite's --dry-run).
+void check_output_json(const std::string& path, bool check_only);
+
+// The records file `servebench run` writes beside its result `file` in `dir`.
+std::string records_path(const std::string& dir, const std::string& file);
+// Prints the first 10 failed requests of a run's records file on stderr under `heading`, as
+// `servebench run` prints them ("Error 0: …"): the run's files are removed on the way out unless
+// `kept`. Returns what the one-line message about the failures should add, each part only when
+// it holds: " (errors above; every request in <records_file>)".
+std::string show_failures(const std::string& records_file, const std::string& heading, bool kept);
 
 // --metadata KEY=VALUE items stored at the top of the result, as `servebench run` stores them.
 void add_metadata(nlohmann::json& result, const std::vector<std::string>& items);

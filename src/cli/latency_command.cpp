@@ -74,8 +74,9 @@ struct Iteration {
 };
 
 // One batch: returns its latency, or throws naming the iteration when it could not be measured.
-Iteration run_iteration(const LatencyPlan& p, const std::string& dir, const std::string& name,
-                        int* exit_code) {
+// keep: the run's files are kept (there is an --output-json).
+Iteration run_iteration(const LatencyPlan& p, const std::string& dir, bool keep,
+                        const std::string& name, int* exit_code) {
   const std::string file = name + ".json";
   *exit_code = bench::run_in_process(iteration_args(p, dir, file), false);
   if (*exit_code != 0) return {};
@@ -83,9 +84,11 @@ Iteration run_iteration(const LatencyPlan& p, const std::string& dir, const std:
   const nlohmann::json r = bench::read_result(path);
   const int64_t failed = r.value("failed", int64_t{0});
   if (failed > 0) {
-    // A batch with failures has no batch latency; the run's result keeps the errors.
+    // A batch with failures has no batch latency.
+    const std::string more =
+        bench::show_failures(bench::records_path(dir, file), "Failed requests in " + name, keep);
     throw core::Error(core::ErrorKind::kNetwork, name,
-                      fmt::format("{} of {} requests failed; see {}", failed, p.batch_size, path));
+                      fmt::format("{} of {} requests failed{}", failed, p.batch_size, more));
   }
   Iteration it;
   it.latency_s = r["duration"].get<double>();
@@ -102,6 +105,7 @@ int run_latency(const LatencyFlags& f, const LatencyPlan& p) {
   // The run flags are checked before the first iteration, so a typo costs nothing.
   bench::run_in_process(iteration_args(p, dir, "check.json"), true);
   const bool keep_runs = !f.output_json.empty();
+  if (keep_runs) bench::check_output_json(f.output_json, false);
   struct Cleanup {
     std::string dir;
     bool keep;
@@ -119,7 +123,8 @@ int run_latency(const LatencyFlags& f, const LatencyPlan& p) {
   std::fflush(stdout);
   int code = 0;
   for (int64_t i = 0; i < p.warmups; ++i) {
-    const Iteration it = run_iteration(p, dir, fmt::format("warmup_{:03}", i + 1), &code);
+    const Iteration it =
+        run_iteration(p, dir, keep_runs, fmt::format("warmup_{:03}", i + 1), &code);
     if (code != 0) return code;
     std::printf("Warmup iteration %lld/%lld: %s s\n", static_cast<long long>(i + 1),
                 static_cast<long long>(p.warmups), run::python_float(it.latency_s).c_str());
@@ -128,7 +133,7 @@ int run_latency(const LatencyFlags& f, const LatencyPlan& p) {
   std::vector<double> latencies;
   nlohmann::json iterations = nlohmann::json::array();
   for (int64_t i = 0; i < p.iters; ++i) {
-    Iteration it = run_iteration(p, dir, fmt::format("iter_{:03}", i + 1), &code);
+    Iteration it = run_iteration(p, dir, keep_runs, fmt::format("iter_{:03}", i + 1), &code);
     if (code != 0) return code;
     std::printf("Bench iteration %lld/%lld: %s s\n", static_cast<long long>(i + 1),
                 static_cast<long long>(p.iters), run::python_float(it.latency_s).c_str());
@@ -197,6 +202,7 @@ Action add_latency_command(CLI::App& app, bool check_only) {
     const LatencyPlan plan = validate(*f, sub->remaining());
     if (!f->metadata.empty()) run::parse_pairs("--metadata", f->metadata, '=');
     if (check_only) {
+      if (!f->output_json.empty()) bench::check_output_json(f->output_json, true);
       return bench::run_in_process(iteration_args(plan, bench::runs_dir(f->output_json), "x.json"),
                                    true);
     }

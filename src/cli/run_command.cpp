@@ -259,7 +259,7 @@ void check_target(const RawFlags& f, const Given& given, run::RunConfig& c) {
     if (!run::is_header_name(k)) {
       usage("--header", "'" + k + "' is not a header name (letters, digits and !#$%&'*+-.^_`|~)");
     }
-    if (run::is_credential_header(k)) register_credential(v);
+    if (core::is_secret_header(k)) register_credential(v);
     c.headers.push_back(k + ": " + v);
   }
   if (const char* key = std::getenv("OPENAI_API_KEY")) {

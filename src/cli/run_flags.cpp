@@ -145,16 +145,6 @@ bool is_header_name(std::string_view name) {
   });
 }
 
-bool is_credential_header(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  for (std::string_view part : {"auth", "key", "token", "secret", "cookie"}) {
-    if (lower.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
-
 std::vector<std::string> parse_percentile_metrics(const std::string& text) {
   static const std::set<std::string> kKnown = {
       "ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"};

@@ -36,9 +36,6 @@ int64_t parse_int(const std::string& flag, const std::string& text, int64_t min,
 double parse_double(const std::string& flag, const std::string& text);
 // An HTTP field name: an RFC 9110 token.
 bool is_header_name(std::string_view name);
-// Whether a header of this name carries a credential (Authorization, api keys, cookies, and
-// any name with "auth", "key", "token" or "secret" in it): its value is redacted everywhere.
-bool is_credential_header(std::string_view name);
 // KEY<sep>VALUE items (vLLM's --header / --metadata use '=', split at the first one, both sides
 // stripped); order kept, a repeated key keeps its last value.
 std::vector<std::pair<std::string, std::string>> parse_pairs(const std::string& flag,

@@ -36,6 +36,9 @@ std::vector<Test> parse(const std::string& text, const std::string& path);
 // The servebench arguments of a test ("run", "latency" or "throughput" first), its result going
 // to `dir`/<name>.json.
 std::vector<std::string> full_run_args(const Test& test, const std::string& dir);
+// `args` as the shell command the suite prints ("servebench run …", quoted where needed), with
+// secrets hidden: secret --header values (core::is_secret_header) and URL passwords.
+std::string command_line(const std::vector<std::string>& args);
 // The file a test's result is saved to.
 std::string result_path(const Test& test, const std::string& dir);
 

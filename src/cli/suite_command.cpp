@@ -99,22 +99,6 @@ bool complete_result(const std::string& path) {
   return !(client && client->is_object() && client->value("interrupted", false));
 }
 
-std::string shell_quote(const std::string& s) {
-  bool safe = !s.empty() && s.find_first_not_of(
-                                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                "0123456789_-./=:,@+%") == std::string::npos;
-  if (safe) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string command_line(const std::vector<std::string>& args) {
-  std::string line = "servebench";
-  for (const auto& a : args) line += " " + shell_quote(a);
-  return line;
-}
-
 struct Status {
   std::string name, state;  // ok, skipped (already done), failed, interrupted, not run
   int exit_code = 0;
@@ -168,7 +152,8 @@ int run_suite(SuiteOptions o) {
   for (size_t i = 0; i < tests.size(); ++i) check(test_files[i], tests[i], dir);
   if (o.dry_run) {
     for (const auto& t : tests) {
-      std::printf("%s: %s\n", t.name.c_str(), command_line(suite::full_run_args(t, dir)).c_str());
+      std::printf("%s: %s\n", t.name.c_str(),
+                  suite::command_line(suite::full_run_args(t, dir)).c_str());
     }
     return 0;
   }
@@ -191,7 +176,7 @@ int run_suite(SuiteOptions o) {
       continue;
     }
     std::printf("Running test case %s [%zu/%zu]\nClient command: %s\n", t.name.c_str(), i + 1,
-                tests.size(), command_line(suite::full_run_args(t, dir)).c_str());
+                tests.size(), suite::command_line(suite::full_run_args(t, dir)).c_str());
     std::fflush(stdout);
     s.exit_code = run_test(t, dir);
     std::fflush(stdout);

@@ -391,4 +391,34 @@ std::vector<std::string> full_run_args(const Test& test, const std::string& dir)
   return args;
 }
 
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  bool safe = !s.empty() && s.find_first_not_of(
+                                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                "0123456789_-./=:,@+%") == std::string::npos;
+  if (safe) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string command_line(const std::vector<std::string>& args) {
+  std::string line = "servebench";
+  bool header_values = false;  // after --header, up to the next flag
+  for (const std::string& a : args) {
+    std::string shown = a;
+    if (a.rfind("--", 0) == 0) {
+      header_values = a == "--header";
+      if (a.rfind("--header=", 0) == 0) shown = "--header=" + core::redact_header(a.substr(9));
+    } else if (header_values) {
+      shown = core::redact_header(a);
+    }
+    line += " " + shell_quote(core::redact_secrets(shown));
+  }
+  return line;
+}
+
 }  // namespace servebench::cli::suite

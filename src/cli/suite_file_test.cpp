@@ -99,5 +99,30 @@ TEST(SuiteFile, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(error_of("tests: [\n").find("suite.yaml: line "), std::string::npos);
 }
 
+TEST(SuiteFile, PrintedCommandHidesHeaderSecretsAndUrlPasswords) {
+  const auto tests = parse(R"(
+tests:
+  - test_name: a
+    client_parameters:
+      base_url: "http://user:SECRET1@127.0.0.1:21000"
+      header: ["Authorization=Bearer SECRET2", "X-Auth-Token=SECRET3", "X-Request-Id=r1"]
+      model: m
+)",
+                           "suite.yaml");
+  ASSERT_EQ(tests.size(), 1u);
+  const std::string line = command_line(full_run_args(tests[0], "out"));
+  EXPECT_EQ(line.find("SECRET"), std::string::npos) << line;
+  EXPECT_NE(line.find("--base-url 'http://user:<redacted>@127.0.0.1:21000' "), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("--header 'Authorization=<redacted>' 'X-Auth-Token=<redacted>' "
+                      "X-Request-Id=r1 "),
+            std::string::npos)
+      << line;
+  // Only --header values are read as headers; the rest is quoted as it is.
+  EXPECT_NE(line.find("--model m "), std::string::npos) << line;
+  EXPECT_EQ(command_line({"run", "--header=Cookie: c=1", "--metadata", "note=it's"}),
+            "servebench run '--header=Cookie: <redacted>' --metadata 'note=it'\\''s'");
+}
+
 }  // namespace
 }  // namespace servebench::cli::suite

@@ -102,11 +102,13 @@ int run_throughput(const ThroughputFlags& f, const std::vector<std::string>& arg
   const int64_t total_tokens = input_tokens + output_tokens;
   auto per_s = [&](double x) { return elapsed > 0 ? x / elapsed : 0.0; };
   if (failed > 0) {
+    const std::string more =
+        bench::show_failures(bench::records_path(dir, "run.json"), "Failed requests", keep);
     std::fprintf(stderr,
                  "servebench: warning: %lld of %lld requests failed; the figures count the %lld "
-                 "that completed (errors in %s)\n",
+                 "that completed%s\n",
                  static_cast<long long>(failed), static_cast<long long>(completed + failed),
-                 static_cast<long long>(completed), path.c_str());
+                 static_cast<long long>(completed), more.c_str());
   }
   // throughput.py's lines.
   std::printf("Throughput: %.2f requests/s, %.2f total tokens/s, %.2f output tokens/s\n",
@@ -167,7 +169,13 @@ Action add_throughput_command(CLI::App& app, bool check_only) {
     const std::string dir = bench::runs_dir(f->output_json);
     const std::vector<std::string> args = run_args(*f, sub->remaining(), dir);
     if (!f->metadata.empty()) run::parse_pairs("--metadata", f->metadata, '=');
-    if (check_only) return bench::run_in_process(args, true);
+    if (check_only) {
+      if (!f->output_json.empty()) bench::check_output_json(f->output_json, true);
+      return bench::run_in_process(args, true);
+    }
+    // The run's flags first (a typo creates nothing), then the output, then the benchmark.
+    bench::run_in_process(args, true);
+    if (!f->output_json.empty()) bench::check_output_json(f->output_json, false);
     return run_throughput(*f, args, dir);
   };
 }

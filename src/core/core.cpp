@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <regex>
@@ -215,7 +216,26 @@ std::string redact_secrets(std::string text) {
       text.replace(at, secret.size(), "<redacted>");
   }
   for (const auto& re : kPatterns) text = std::regex_replace(text, re, "$1<redacted>");
-  return text;
+  // scheme://user:password@host: up to the last '@' before the path, as URL parsers split it.
+  static const std::regex kUrlPassword(R"(([A-Za-z][A-Za-z0-9+.\-]*://[^/?#@\s:]*:)[^/?#\s]*@)");
+  return std::regex_replace(text, kUrlPassword, "$1<redacted>@");
+}
+
+bool is_secret_header(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"auth", "key", "token", "secret", "cookie"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string redact_header(std::string header) {
+  const size_t sep = header.find_first_of("=:");
+  if (sep == std::string::npos || !is_secret_header(header.substr(0, sep))) return header;
+  // Keep one space after "NAME:" as it was written.
+  const size_t value = header.compare(sep, 2, ": ") == 0 ? sep + 2 : sep + 1;
+  return header.substr(0, value) + "<redacted>";
 }
 
 void register_secret(std::string secret) {

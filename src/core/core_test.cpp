@@ -102,6 +102,34 @@ TEST(RedactSecrets, RemovesRegisteredSecretsVerbatim) {
   EXPECT_EQ(redact_secrets("abc"), "abc");
 }
 
+TEST(RedactSecrets, HidesTheUrlPasswordOnly) {
+  EXPECT_EQ(redact_secrets("http://user:pw@127.0.0.1:8000/v1"),
+            "http://user:<redacted>@127.0.0.1:8000/v1");
+  // Each URL of a list; an unencoded '@' in the password is still part of it.
+  EXPECT_EQ(redact_secrets("https://a:x@y@h1,http://b:z@h2:80"),
+            "https://a:<redacted>@h1,http://b:<redacted>@h2:80");
+  EXPECT_EQ(redact_secrets("http://user@host:8000/a:b@c"), "http://user@host:8000/a:b@c");
+  EXPECT_EQ(redact_secrets("http://host:8000/v1"), "http://host:8000/v1");
+}
+
+TEST(SecretHeaders, NamedOnesAndNamesWithSecretWords) {
+  for (const char* name : {"Authorization", "proxy-authorization", "X-API-KEY", "api-key", "Cookie",
+                           "X-Auth-Token", "X-Client-Secret", "Set-Cookie"}) {
+    EXPECT_TRUE(is_secret_header(name)) << name;
+  }
+  for (const char* name : {"Content-Type", "X-Request-Id", "Accept", "User-Agent"}) {
+    EXPECT_FALSE(is_secret_header(name)) << name;
+  }
+}
+
+TEST(SecretHeaders, RedactHeaderHidesTheValueOfASecretOne) {
+  EXPECT_EQ(redact_header("Authorization=Bearer abc"), "Authorization=<redacted>");
+  EXPECT_EQ(redact_header("X-Auth-Token: t0k"), "X-Auth-Token: <redacted>");
+  EXPECT_EQ(redact_header("x-api-key:k=v"), "x-api-key:<redacted>");
+  EXPECT_EQ(redact_header("X-Request-Id=abc"), "X-Request-Id=abc");
+  EXPECT_EQ(redact_header("no separator token"), "no separator token");
+}
+
 TEST(OpenFilesLimit, SoftLimitIsRaisedToTheHardOne) {
   rlimit before{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);

@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace servebench::core {
 
@@ -34,13 +35,20 @@ class Error : public std::runtime_error {
 };
 
 // Removes anything that looks like a credential (Bearer tokens, `Authorization:` and
-// `api-key` header values, `sk-…` keys), and every secret registered below, from text before
-// it is logged or saved.
+// `api-key` header values, `sk-…` keys, the password in a URL's `user:password@`), and every
+// secret registered below, from text before it is logged or saved.
 std::string redact_secrets(std::string text);
 
 // Makes redact_secrets remove `secret` wherever it appears, whatever its form: a server may echo
 // the key it refused ("Incorrect API key provided: …"). Call before any thread that reports
 // errors starts; values shorter than 4 bytes are not registered (they would blank common text).
 void register_secret(std::string secret);
+
+// Whether a request header of this name (any case) carries a credential: Cookie, and every name
+// containing "auth", "key", "token" or "secret" (Authorization, X-Api-Key, X-Auth-Token, …).
+bool is_secret_header(std::string_view name);
+// A "NAME=VALUE" or "NAME: VALUE" header with VALUE replaced by "<redacted>" when NAME is a
+// secret header; anything else unchanged.
+std::string redact_header(std::string header);
 
 }  // namespace servebench::core

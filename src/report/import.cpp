@@ -65,19 +65,78 @@ std::string python_tokens_to_json(const std::string& text) {
   return out;
 }
 
+// nlohmann's message less its own "[json.exception.parse_error.101] " tag.
+std::string json_message(const json::exception& e) {
+  std::string what = e.what();
+  const size_t tag_end = what.find("] ");
+  return tag_end == std::string::npos ? what : what.substr(tag_end + 2);
+}
+
+// Where in `text` parsing stops ("benchmarks[2].metrics"), found by parsing it again with a
+// callback that follows the keys; empty at the top level. Only run after a failure, so a good
+// file is parsed once and at full speed.
+std::string failing_key(const std::string& text) {
+  struct Frame {
+    bool array;
+    std::string key;
+    size_t index = 0;
+  };
+  std::vector<Frame> frames;
+  auto follow = [&frames](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        frames.push_back({event == json::parse_event_t::array_start, "", 0});
+        break;
+      case json::parse_event_t::key:
+        frames.back().key = parsed.get<std::string>();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames.pop_back();
+        [[fallthrough]];
+      case json::parse_event_t::value:
+        // A member or element done: what fails next is the next one.
+        if (frames.empty()) break;
+        if (frames.back().array) {
+          ++frames.back().index;
+        } else {
+          frames.back().key.clear();
+        }
+        break;
+    }
+    return true;  // a discarded value would hide its members' events
+  };
+  try {
+    [[maybe_unused]] const json parsed = json::parse(text, follow);
+  } catch (const json::exception&) {
+    // Expected: `frames` now ends where the first parse failed.
+  }
+  std::string key;
+  for (const Frame& f : frames) {
+    if (f.array) {
+      key += "[" + std::to_string(f.index) + "]";
+    } else if (!f.key.empty()) {
+      key += (key.empty() ? "" : ".") + f.key;
+    }
+  }
+  return key;
+}
+
 json parse_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) bad_input(path, "cannot open the file");
   std::stringstream buffer;
   buffer << in.rdbuf();
+  const std::string text = python_tokens_to_json(buffer.str());
   try {
-    return json::parse(python_tokens_to_json(buffer.str()));
-  } catch (const json::parse_error& e) {
-    // nlohmann's message starts with its own "[json.exception.parse_error.101] " tag.
-    std::string what = e.what();
-    const size_t tag_end = what.find("] ");
-    if (tag_end != std::string::npos) what = what.substr(tag_end + 2);
-    bad_input(path, "not valid JSON: " + what);
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    // Not only syntax: a number beyond a double (1e400) is an out_of_range error.
+    const std::string key = failing_key(text);
+    // Quoted as JSON, so that a key holding a line break keeps the message on one line.
+    bad_input(path,
+              (key.empty() ? "" : json(key).dump() + ": ") + "not valid JSON: " + json_message(e));
   }
 }
 
@@ -148,10 +207,8 @@ RunResult throughput_run(json j, const std::string& path) {
   return run_of_kind(std::move(j), path, "throughput");
 }
 
-}  // namespace
-
-std::vector<RunResult> load_file(const std::string& path) {
-  json j = parse_file(path);
+// The runs of a parsed result file, told apart by their keys.
+std::vector<RunResult> runs_in(json j, const std::string& path) {
   if (!j.is_object()) bad_input(path, "not a result: the top level is not a JSON object");
   if (j.contains("benchmarks") && j["benchmarks"].is_array()) {
     return importers::guidellm_runs(j, path);
@@ -179,6 +236,18 @@ std::vector<RunResult> load_file(const std::string& path) {
   run.test_name = test_name_of(j, path);
   run.result = std::move(j);
   return {std::move(run)};
+}
+
+}  // namespace
+
+std::vector<RunResult> load_file(const std::string& path) {
+  json j = parse_file(path);
+  try {
+    return runs_in(std::move(j), path);
+  } catch (const json::exception& e) {
+    // A value of a type no check above expected: still this file's fault, not a bug.
+    bad_input(path, "not a result servebench reads: " + json_message(e));
+  }
 }
 
 RunResult load_run(const std::string& path) {

@@ -70,6 +70,9 @@ json one_benchmark(const json& b, const Reader& r, const std::string& stem) {
   const json* totals = object_at(b, {"request_totals"});
   if (!totals) totals = object_at(*metrics, {"request_totals"});
   if (!totals) r.fail("request_totals", "missing");
+  if (strategy->contains("type_") && !(*strategy)["type_"].is_string()) {
+    r.fail("args.strategy.type_", "not a string");
+  }
 
   json out = json::object();
   const auto successful = r.number(*totals, "successful", "request_totals.");

@@ -115,6 +115,30 @@ TEST(LoadRun, RefusesBadFilesNamingThem) {
   expect_refused(dir.path() + "/missing.json", "cannot open the file");
 }
 
+// nlohmann reports a number beyond a double as out_of_range, not as a parse error; such a file
+// is refused like any broken one, at its key.
+TEST(LoadRun, RefusesNumbersBeyondADoubleAtTheirKey) {
+  TempDir dir;
+  expect_refused(dir.write("overflow.json", "{\"completed\":1e400}"),
+                 "\"completed\": not valid JSON: number overflow parsing '1e400'");
+  expect_refused(dir.write("nested.json",
+                           "{\"completed\": 1, \"servebench\": {\"client\": {\"a\": [1, "
+                           "{\"b\": -1e999}]}}}"),
+                 "\"servebench.client.a[1].b\": not valid JSON: number overflow");
+  // A syntax error after a finished member is not put on that member.
+  expect_refused(dir.write("cut.json", "{\"completed\": 3, }"), "cut.json: not valid JSON: ");
+  expect_refused(dir.write("at.json", "{\"a\": [1, 2, tru]}"), "\"a[2]\": not valid JSON: ");
+}
+
+// A value of a type the import did not expect is the file's fault, never an internal error.
+TEST(LoadRun, RefusesUnexpectedTypesNamingTheFile) {
+  TempDir dir;
+  expect_refused(dir.write("g.json",
+                           "{\"benchmarks\": [{\"metrics\": {}, \"args\": {\"strategy\": "
+                           "{\"type_\": 3}}, \"request_totals\": {\"successful\": 2}}]}"),
+                 "benchmarks[0].args.strategy.type_: not a string");
+}
+
 TEST(LoadRuns, RefusesADirectoryWithoutResults) {
   TempDir dir;
   dir.write("notes.txt", "not a result");

@@ -194,6 +194,8 @@ std::optional<Detail> successful_detail(const RunResult& run) {
   const json& ttft = j["ttfts"];
   const json& out = j["output_lens"];
   const json errors = j.value("errors", json::array());
+  // Without a list of errors the failures cannot be told apart.
+  if (!errors.is_array()) return std::nullopt;
   if (ttft.size() != lat.size() || out.size() != lat.size()) return std::nullopt;
   Detail d;
   for (size_t i = 0; i < lat.size(); ++i) {

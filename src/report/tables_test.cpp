@@ -250,6 +250,16 @@ TEST(GuidellmTables, WithoutDetailTpotAndIncompleteAreUnavailable) {
   EXPECT_EQ(stats[5], "0.90");  // E2EL still comes from the latencies vLLM always keeps
 }
 
+// A hand-edited result whose "errors" is not a list: no per-request detail, not a crash.
+TEST(GuidellmTables, ErrorsNotAListMeansNoDetail) {
+  RunResult run = detailed_servebench_run();
+  run.result["errors"] = "x";
+  const std::vector<std::string> lines = lines_of(guidellm_tables(std::vector<RunResult>{run}));
+  ASSERT_EQ(lines.size(), 15u);
+  const Cells stats = split_cells(lines[13]);
+  EXPECT_EQ(Cells(stats.begin() + 14, stats.end()), (Cells{"n/a", "n/a", "n/a"}));
+}
+
 TEST(GuidellmTables, RampUpRunIsNamedByItsRampNotAsThroughput) {
   // A ramp-up result: request_rate "inf" and no concurrency would read as "throughput".
   RunResult run = detailed_servebench_run();

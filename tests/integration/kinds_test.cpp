@@ -106,6 +106,77 @@ TEST(Throughput, AllPromptsAtOnceWithVllmKeys) {
   EXPECT_NE(o.err.find("--input-len: needed for the random dataset"), std::string::npos) << o.err;
 }
 
+// A bad --output-json is refused before the benchmark runs, under the flag the user gave.
+TEST(LatencyAndThroughput, BadOutputJsonRefusedBeforeAnyRun) {
+  TempDir dir;
+  const std::vector<std::vector<std::string>> commands = {
+      {"latency", "--input-len", "8", "--output-len", "2", "--num-iters", "1", "--num-iters-warmup",
+       "0"},
+      {"throughput", "--input-len", "8", "--output-len", "2", "--num-prompts", "2"}};
+  for (const std::vector<std::string>& command : commands) {
+    const std::string& kind = command.front();
+    std::vector<std::string> args = with_sim(command);
+    args.insert(args.end(), {"--output-json", dir.path()});
+    Outcome o = run(args, 30);
+    EXPECT_EQ(o.exit_code, 3) << kind << o.out << o.err;
+    EXPECT_EQ(o.err, "servebench: --output-json: '" + dir.path() +
+                         "' is a directory; give the file to write\n")
+        << kind;
+    EXPECT_EQ(o.out.find("iteration"), std::string::npos) << o.out;  // nothing ran
+    EXPECT_EQ(o.out.find("Throughput:"), std::string::npos) << o.out;
+    // Where nothing can be created: the reason, under --output-json (not the runs' --result-dir).
+    args.back() = "/proc/servebench/x.json";
+    o = run(args, 30);
+    EXPECT_EQ(o.exit_code, 3) << kind << o.err;
+    EXPECT_EQ(o.err.rfind("servebench: --output-json: cannot create '/proc/servebench': ", 0), 0u)
+        << o.err;
+    EXPECT_EQ(lines_of(o.err).size(), 1u) << o.err;
+  }
+}
+
+// Without --output-json the runs' files are temporary: failed requests are shown, not a file
+// that is removed before the user can open it. One simulator thread and a seed make the faults
+// the same every time: the initial test request gets through, 1 of 4 measured requests fails.
+std::vector<std::string> with_faults(std::vector<std::string> args) {
+  args = with_sim(std::move(args));
+  args.insert(args.end(), {"--input-len", "8", "--output-len", "2", "--sim-fault", "500:0.5",
+                           "--sim-threads", "1", "--seed", "2", "--ready-check-timeout-sec", "10"});
+  return args;
+}
+
+TEST(LatencyAndThroughput, FailedRequestsShownNotATemporaryFile) {
+  Outcome o = run(
+      with_faults({"latency", "--batch-size", "4", "--num-iters", "1", "--num-iters-warmup", "0"}),
+      30);
+  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
+  EXPECT_NE(o.err.find("Failed requests in iter_001 (capping to 10):\nError 0: HTTP 500"),
+            std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("servebench: iter_001: 1 of 4 requests failed (errors above)\n"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.err.find("/servebench-"), std::string::npos) << o.err;  // no temporary path
+  o = run(with_faults({"throughput", "--num-prompts", "4"}), 30);
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.err.find("Failed requests (capping to 10):\nError 0: HTTP 500"), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("1 of 4 requests failed; the figures count the 3 that completed (errors "
+                       "above)\n"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.err.find("/servebench-"), std::string::npos) << o.err;
+  // With --output-json the files are kept, and named.
+  TempDir dir;
+  o = run(
+      with_faults({"throughput", "--num-prompts", "4", "--output-json", dir.path() + "/t.json"}),
+      30);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const std::string records = dir.path() + "/t.runs/run.records.jsonl";
+  EXPECT_NE(o.err.find("(errors above; every request in " + records + ")"), std::string::npos)
+      << o.err;
+  EXPECT_TRUE(fs::exists(records));
+}
+
 const char* kAllKinds = R"(defaults:
   labels: {gpu_type: SimGPU}
 tests:

@@ -211,5 +211,34 @@ TEST(Suite, DryRunPrintsCommandsAndRunsNothing) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// The printed commands never show a credential: not in a dry run, not before a test runs.
+TEST(Suite, PrintedCommandsHideSecrets) {
+  TempDir dir;
+  const std::string out = dir.path() + "/out";
+  const std::string path = write_suite(dir, R"(tests:
+  - test_name: a
+    client_parameters: {num_prompts: 2, random_input_len: 8, random_output_len: 2,
+                        sim_ttft_ms: 1, sim_itl_ms: 1, disable_tqdm: true,
+                        header: ["Authorization=Bearer SECRET1", "X-Api-Key=SECRET2",
+                                 "X-Request-Id=r1"]}
+  - test_name: b
+    client_parameters: {num_prompts: 2, base_url: "http://user:SECRET3@127.0.0.1:9", model: m}
+)");
+  Outcome dry = run({"suite", path, "--output-dir", out, "--dry-run"}, 30);
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_EQ((dry.out + dry.err).find("SECRET"), std::string::npos) << dry.out << dry.err;
+  EXPECT_NE(dry.out.find("--header 'Authorization=<redacted>' 'X-Api-Key=<redacted>' "
+                         "X-Request-Id=r1 "),
+            std::string::npos)
+      << dry.out;
+  EXPECT_NE(dry.out.find("--base-url 'http://user:<redacted>@127.0.0.1:9' "), std::string::npos)
+      << dry.out;
+  // Run for real: test a against the embedded simulator, b against a closed port.
+  Outcome o = run({"suite", path, "--output-dir", out}, 60);
+  EXPECT_NE(o.out.find("Client command: servebench run "), std::string::npos) << o.out;
+  EXPECT_EQ((o.out + o.err).find("SECRET"), std::string::npos) << o.out << o.err;
+  EXPECT_EQ(json::parse(read_file(out + "/a.json"))["completed"], 2);
+}
+
 }  // namespace
 }  // namespace servebench::itest
