@@ -376,6 +376,17 @@ void warn_if_too_few_files(const RunConfig& c) {
       c.max_concurrency > 0 ? std::min(c.max_concurrency, c.num_prompts) : c.num_prompts);
   const uint64_t needed = in_flight * (c.embedded ? 2 : 1) + 64;
   if (limit == 0 || needed <= limit) return;
+  if (c.embedded) {
+    // Client and simulator share one descriptor table: the client's connections can take the
+    // slots the simulator needs to accept them, and both then wait on each other.
+    const uint64_t fits = limit > 64 ? (limit - 64) / 2 : 0;
+    throw core::Error(
+        core::ErrorKind::kUsage, "--max-concurrency",
+        fmt::format("up to {} requests may be in flight, each holding two descriptors with the "
+                    "embedded simulator, but the open-files limit is {} (ulimit -n): raise the "
+                    "hard limit, or pass --max-concurrency {} or less",
+                    in_flight, limit, std::max<uint64_t>(fits, 1)));
+  }
   std::fprintf(stderr,
                "servebench: warning: up to %llu requests may be in flight, but the open-files "
                "limit is %llu (ulimit -n): requests past it fail to connect. Raise the hard "

@@ -354,33 +354,29 @@ INSTANTIATE_TEST_SUITE_P(
       return "Fault" + name;
     });
 
-// Defect once: under `ulimit -n 80` the embedded simulator could not accept (EMFILE) and the
-// client's connections waited in the backlog forever. Now the simulator closes what it cannot
-// serve, so the run ends with every request either completed or failed with a reason.
-TEST(RunLimits, LowOpenFilesLimitEndsWithEveryRequestAccountedFor) {
-  TempDir dir;
-  const std::string records = dir.path() + "/r.jsonl";
+// Under `ulimit -n 80` the embedded simulator and the client share 80 descriptors: 300 requests
+// at once cannot fit (they used to wait on each other for ever). The run refuses before sending,
+// naming the flag that fits, and with that flag every request completes.
+TEST(RunLimits, LowOpenFilesLimitIsRefusedUpFrontThenFitsTheConcurrencyItNames) {
   RunSpec spec;
-  spec.args = {
-      "run",       "--num-prompts", "300", "--random-input-len", "5", "--random-output-len",
-      "5",         "--sim-ttft-ms", "50",  "--sim-itl-ms",       "5", "--disable-tqdm",
-      "--records", records};
+  spec.args = {"run", "--num-prompts", "300", "--random-input-len", "5", "--random-output-len",
+               "5",   "--sim-ttft-ms", "5",   "--sim-itl-ms",       "1", "--disable-tqdm"};
   spec.timeout_s = 60;
   spec.open_files_limit = 80;
-  Outcome o = run(spec);
-  ASSERT_FALSE(o.timed_out) << "the run hung: " << o.err;
-  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
-  const double ok = console_value(o.out, "Successful requests:").value_or(-1);
-  const double failed = console_value(o.out, "Failed requests:").value_or(0);
-  EXPECT_EQ(ok + failed, 300) << o.out;
-  EXPECT_GT(failed, 0) << "the limit did not bite: " << o.out;
-  auto lines = read_jsonl(records);
-  ASSERT_EQ(lines.size(), 300u);
-  for (const auto& rec : lines) {
-    if (!rec["success"].get<bool>()) {
-      EXPECT_FALSE(rec["error"].get<std::string>().empty());
-    }
-  }
+  Outcome refused = run(spec);
+  ASSERT_FALSE(refused.timed_out) << "the run hung: " << refused.err;
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("servebench: --max-concurrency: up to 300 requests may be in flight"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("pass --max-concurrency 8 or less"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.out.find("Starting main benchmark run"), std::string::npos);
+
+  spec.args.insert(spec.args.end(), {"--max-concurrency", "8"});
+  Outcome fits = run(spec);
+  ASSERT_FALSE(fits.timed_out) << "the run hung: " << fits.err;
+  ASSERT_EQ(fits.exit_code, 0) << fits.out << fits.err;
+  EXPECT_EQ(console_value(fits.out, "Successful requests:"), 300) << fits.out;
 }
 
 TEST(RunFaultStall, StalledStreamsSucceedAndShowTheGapInRecordsAndTrace) {
