@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "report/report.h"
+#include "report/test_support.h"
 
 namespace servebench::report {
 namespace {
@@ -140,14 +141,7 @@ TEST(VllmConsoleBlock, OptionalLinesFollowVllmConditions) {
 TEST(VllmConsoleBlock, SpeculativeDecodingSectionWhenTheServerHasIt) {
   RunInfo info;
   EXPECT_EQ(vllm_console_block(constructed_summary(), info).find("Speculative"), std::string::npos);
-  server_metrics::SpecDecodeStats sd;
-  sd.num_drafts = 40;
-  sd.draft_tokens = 120;
-  sd.accepted_tokens = 75;
-  sd.acceptance_rate = 62.5;
-  sd.acceptance_length = 2.875;
-  sd.per_position_acceptance_rates = {0.9, 0.625, 0.35};
-  info.spec_decode = sd;
+  info.spec_decode = test_support::example_spec_decode();
   const std::string block = vllm_console_block(constructed_summary(), info);
   const std::string expected =
       "---------------Speculative Decoding---------------\n"

@@ -6,6 +6,7 @@
 
 #include "metrics/metrics.h"
 #include "report/report.h"
+#include "report/test_support.h"
 
 namespace servebench::report {
 namespace {
@@ -211,14 +212,7 @@ TEST(VllmResultJson, SpecDecodeKeysOnlyWhenTheServerHadThem) {
   auto rs = records();
   metrics::Summary s = metrics::compute(rs, 2.0, {});
   RunInfo i = info();
-  server_metrics::SpecDecodeStats sd;
-  sd.num_drafts = 40;
-  sd.draft_tokens = 120;
-  sd.accepted_tokens = 75;
-  sd.acceptance_rate = 62.5;
-  sd.acceptance_length = 2.875;
-  sd.per_position_acceptance_rates = {0.9, 0.625, 0.35};
-  i.spec_decode = sd;
+  i.spec_decode = test_support::example_spec_decode();
   json j = vllm_result_json(s, i, rs, false);
   EXPECT_EQ(j["spec_decode_acceptance_rate"], 62.5);
   EXPECT_EQ(j["spec_decode_acceptance_length"], 2.875);

@@ -1,5 +1,6 @@
 // File: report/test_support.h (the report part's tests only)
-// Reading the golden files under src/report/testdata/ and splitting text into lines and cells.
+// Reading the golden files under src/report/testdata/, splitting text into lines and cells, and
+// example figures the console and JSON tests share.
 #pragma once
 
 #include <fstream>
@@ -7,7 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "server_metrics/server_metrics.h"
+
 namespace servebench::report::test_support {
+
+// Speculative decoding over a run, hand-computed: 75 of 120 draft tokens accepted over 40 drafts.
+inline server_metrics::SpecDecodeStats example_spec_decode() {
+  server_metrics::SpecDecodeStats sd;
+  sd.num_drafts = 40;
+  sd.draft_tokens = 120;
+  sd.accepted_tokens = 75;
+  sd.acceptance_rate = 62.5;
+  sd.acceptance_length = 2.875;
+  sd.per_position_acceptance_rates = {0.9, 0.625, 0.35};
+  return sd;
+}
 
 inline std::string testdata_path(const std::string& name) {
   return std::string(SERVEBENCH_SOURCE_DIR) + "/src/report/testdata/" + name;
