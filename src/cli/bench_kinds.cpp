@@ -160,14 +160,7 @@ void check_output_json(const std::string& path, bool check_only) {
   if (!parent.empty() && !fs::create_directories(parent, ec) && ec) {
     fail("cannot create '" + parent.string() + "': " + ec.message());
   }
-  // Opened as it will be written, but without truncating: an existing file is kept until the
-  // new result replaces it, and a file made here only to try is removed again.
-  const bool existed = fs::exists(path, ec);
-  // O_NONBLOCK: a FIFO without a reader is refused rather than waited for.
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0666);
-  if (fd < 0) fail("cannot write '" + path + "': " + std::strerror(errno));
-  close(fd);
-  if (!existed) unlink(path.c_str());
+  run::check_writable(path, "--output-json");
   const std::string runs = runs_dir(path);
   if (!fs::create_directories(runs, ec) && ec) {
     fail("cannot create '" + runs + "' for each run's result: " + ec.message());
@@ -195,14 +188,7 @@ std::string show_failures(const std::string& records_file, const std::string& he
         index != r.end() && index->is_number_unsigned() ? index->get<uint64_t>() : 0,
         error != r.end() && error->is_string() ? error->get<std::string>() : "");
   }
-  std::stable_sort(failed.begin(), failed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::string shown;
-  for (size_t i = 0; i < failed.size() && i < 10; ++i) {
-    const std::string& error = failed[i].second;
-    shown += fmt::format("Error {}: {}\n", i,
-                         core::redact_secrets(error.empty() ? "(no message)" : error));
-  }
+  const std::string shown = run::first_errors_text(std::move(failed));
   if (!shown.empty())
     std::fprintf(stderr, "%s (capping to 10):\n%s", heading.c_str(), shown.c_str());
   std::string where = shown.empty() ? "" : "errors above";

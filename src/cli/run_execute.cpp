@@ -187,25 +187,6 @@ struct Paths {
   const char* records_flag = "--records";
 };
 
-// Fails now, before the benchmark, when `path` could not be written after it: a directory, a
-// read-only file, or a directory that does not let us create it.
-void check_writable(const std::string& path, const char* flag) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw core::Error(core::ErrorKind::kInput, flag, "'" + path + "' is a directory");
-  // Opening is the only true test (root passes access(2) where the kernel still refuses); an
-  // existing file is opened without truncating it, a new one created and removed again.
-  const bool exists = fs::exists(path, ec);
-  int fd =
-      ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (exists ? O_APPEND : O_CREAT | O_EXCL), 0666);
-  if (fd < 0) {
-    throw core::Error(core::ErrorKind::kInput, flag,
-                      "cannot write '" + path + "': " + std::strerror(errno));
-  }
-  ::close(fd);
-  if (!exists) ::unlink(path.c_str());
-}
-
 // vLLM's compute_result_filename, and the records file beside it (or in --result-dir).
 Paths output_paths(const RunConfig& c, const std::string& model_id, const std::string& date) {
   Paths p;
@@ -432,25 +413,13 @@ void run_warmups(const RunConfig& c, const client::Endpoint& ep, const client::B
 }
 
 void print_failures(const std::vector<record::RequestRecord>& records) {
-  std::vector<const record::RequestRecord*> failed;
+  std::vector<std::pair<uint64_t, std::string>> failed;
   for (const auto& r : records) {
-    if (!r.success) failed.push_back(&r);
+    if (!r.success) failed.emplace_back(r.index, r.error);
   }
   if (failed.empty()) return;
-  std::sort(failed.begin(), failed.end(), [](auto* a, auto* b) { return a->index < b->index; });
-  std::printf("Failed requests during benchmark run detected (capping to 10):\n");
-  for (size_t i = 0; i < failed.size() && i < 10; ++i) {
-    // Control bytes a server sent (a NUL would end the line early) are shown as \xNN.
-    std::string line;
-    for (char ch : core::redact_secrets(failed[i]->error)) {
-      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
-        line += fmt::format("\\x{:02x}", static_cast<unsigned char>(ch));
-      } else {
-        line += ch;
-      }
-    }
-    std::printf("Error %zu: %s\n", i, line.c_str());
-  }
+  std::printf("Failed requests during benchmark run detected (capping to 10):\n%s",
+              first_errors_text(std::move(failed)).c_str());
 }
 
 // What only the run command knows about the run; the report adds the client's health.

@@ -1,11 +1,16 @@
 // Value parsing and naming for `servebench run`, matching vLLM's argparse behaviour
 // (vllm/benchmarks/serve.py: parse_goodput, compute_result_filename, --header/--metadata).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <random>
 #include <set>
 
@@ -196,6 +201,44 @@ std::string url_for_messages(const std::string& url) {
   size_t at = url.rfind('@', path_start == std::string::npos ? std::string::npos : path_start);
   if (at == std::string::npos || at < host_start) return url;
   return url.substr(0, host_start) + url.substr(at + 1);
+}
+
+void check_writable(const std::string& path, const std::string& flag) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw core::Error(core::ErrorKind::kInput, flag,
+                      "'" + path + "' is a directory; give the file to write");
+  }
+  // Opening is the only true test (root passes access(2) where the kernel still refuses).
+  const bool exists = std::filesystem::exists(path, ec);
+  const int fd =
+      ::open(path.c_str(),
+             O_WRONLY | O_NONBLOCK | O_CLOEXEC | (exists ? O_APPEND : O_CREAT | O_EXCL), 0666);
+  if (fd < 0) {
+    throw core::Error(core::ErrorKind::kInput, flag,
+                      "cannot write '" + path + "': " + std::strerror(errno));
+  }
+  ::close(fd);
+  if (!exists) ::unlink(path.c_str());
+}
+
+std::string first_errors_text(std::vector<std::pair<uint64_t, std::string>> failed) {
+  std::stable_sort(failed.begin(), failed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string text;
+  for (size_t i = 0; i < failed.size() && i < 10; ++i) {
+    const std::string& error = failed[i].second;
+    text += fmt::format("Error {}: ", i);
+    for (char ch : core::redact_secrets(error.empty() ? "(no message)" : error)) {
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+        text += fmt::format("\\x{:02x}", static_cast<unsigned char>(ch));
+      } else {
+        text += ch;
+      }
+    }
+    text += "\n";
+  }
+  return text;
 }
 
 std::string default_request_id_prefix() {

@@ -34,6 +34,14 @@ std::string python_float(double value);
 int64_t parse_int(const std::string& flag, const std::string& text, int64_t min, int64_t max);
 // A float as Python's float() reads it ("inf", "1e3", " 2.5 "); NaN is refused.
 double parse_double(const std::string& flag, const std::string& text);
+// Fails now (core::Error kInput naming `flag`), before a benchmark, when `path` could not be
+// written after it: a directory, a file or directory we may not write, a FIFO with no reader.
+// An existing file is left as it is; a new one is created and removed again.
+void check_writable(const std::string& path, const std::string& flag);
+// vLLM's "Error <i>: <error>" lines for the first 10 failed requests, given as (plan index,
+// error) in any order: by index, secrets redacted, control bytes a server sent shown as \xNN
+// (a NUL would end a printed line early).
+std::string first_errors_text(std::vector<std::pair<uint64_t, std::string>> failed);
 // An HTTP field name: an RFC 9110 token.
 bool is_header_name(std::string_view name);
 // KEY<sep>VALUE items (vLLM's --header / --metadata use '=', split at the first one, both sides

@@ -117,5 +117,23 @@ TEST(ProgressBar, FormatsAsTqdm) {
   EXPECT_EQ(cells, 21u);
 }
 
+// The first 10 failures by plan index, as vLLM numbers them; a NUL or line break a server sent
+// is shown, not printed raw; a key is redacted; an empty error still gets a line.
+TEST(FirstErrorsText, ByIndexCappedRedactedAndEscaped) {
+  std::vector<std::pair<uint64_t, std::string>> failed = {
+      {7, std::string("bad status line 'x\0y'", 21)},
+      {2, "line\nbreak"},
+      {3, "Bearer abc123"},
+      {5, ""}};
+  for (uint64_t i = 20; i < 30; ++i) failed.emplace_back(i, "later");
+  EXPECT_EQ(first_errors_text(failed),
+            "Error 0: line\\x0abreak\n"
+            "Error 1: Bearer <redacted>\n"
+            "Error 2: (no message)\n"
+            "Error 3: bad status line 'x\\x00y'\n"
+            "Error 4: later\nError 5: later\nError 6: later\nError 7: later\nError 8: later\n"
+            "Error 9: later\n");
+}
+
 }  // namespace
 }  // namespace servebench::cli::run
