@@ -574,6 +574,7 @@ void check_sim(const RawFlags& f, const Given& given, run::RunConfig& c) {
     usage("--sim-mode", "unknown mode '" + f.sim_mode + "'; use fixed or engine");
   }
   s.trace_out = f.sim_trace_out;
+  s.trace_out_flag = "--sim-trace-out";
   for (const auto& spec : f.sim_fault)
     s.faults.push_back(sim::parse_fault_rule(spec, "--sim-fault"));
   if (!s.faults.empty())

@@ -275,16 +275,8 @@ Target resolve_target(RunConfig& c, const std::shared_ptr<const tokenizer::Token
     if (served.empty()) served = t.model_id;
     c.sim.served_model_name = served;
     c.sim.tokenizer = tok;
-    try {
-      t.server = std::make_unique<sim::Server>(c.sim);
-      t.server->start();
-    } catch (const core::Error& e) {
-      // The simulator names its own flag; here the user gave --sim-trace-out.
-      constexpr std::string_view kSimFlag = "--trace-out";
-      if (!e.where().starts_with(kSimFlag)) throw;
-      const std::string message = std::string(e.what()).substr(e.where().size() + 2);
-      throw core::Error(e.kind(), "--sim-trace-out" + e.where().substr(kSimFlag.size()), message);
-    }
+    t.server = std::make_unique<sim::Server>(c.sim);
+    t.server->start();
     c.base_url = "http://127.0.0.1:" + std::to_string(t.server->port());
     std::fprintf(stderr,
                  "servebench: no --base-url/--host/--port given: started the embedded simulator "

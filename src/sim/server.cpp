@@ -1473,7 +1473,7 @@ void Server::start() {
     im.trace = std::make_unique<TraceWriter>();
     im.trace->file = std::fopen(o.trace_out.c_str(), "w");
     if (!im.trace->file) {
-      throw core::Error(core::ErrorKind::kInput, "--trace-out " + o.trace_out,
+      throw core::Error(core::ErrorKind::kInput, o.trace_out_flag + " " + o.trace_out,
                         std::string("cannot open for writing: ") + std::strerror(errno));
     }
   }

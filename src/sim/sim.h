@@ -78,6 +78,8 @@ struct Options {
 
   std::vector<FaultRule> faults;
   std::string trace_out;  // JSONL of server-side times per request; "" = off
+  // The flag that named trace_out, for messages (`run` embeds the simulator as --sim-trace-out).
+  std::string trace_out_flag = "--trace-out";
 
   // Counts prompt tokens and writes output text; nullptr = the built-in word rule.
   std::shared_ptr<const tokenizer::Tokenizer> tokenizer;
