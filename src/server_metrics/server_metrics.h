@@ -39,6 +39,9 @@ struct Exposition {
 // Throws core::Error (kInput) naming `source` and the line: "<source> line 12: …".
 Exposition parse_exposition(std::string_view text, const std::string& source);
 
+// The (name, value) pairs of a canonical label set (`a="x",b="y"`), escapes undone.
+std::vector<std::pair<std::string, std::string>> split_labels(const std::string& canonical);
+
 // The family a sample belongs to and its type ("x_bucket" of histogram "x", "x_total" of
 // counter "x" in OpenMetrics naming), or the sample's own name and kUntyped.
 std::pair<std::string, MetricType> family_of(const Exposition& exposition,

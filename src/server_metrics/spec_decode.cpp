@@ -18,18 +18,6 @@ struct SpecCounters {
   std::map<int, double> accepted_per_position;
 };
 
-// The value of label `name` in a canonical label set (`a="x",b="y"`), or "" when absent.
-std::string_view label_value(std::string_view labels, std::string_view name) {
-  const std::string key = std::string(name) + "=\"";
-  for (size_t at = labels.find(key); at != std::string_view::npos; at = labels.find(key, at + 1)) {
-    if (at != 0 && labels[at - 1] != ',') continue;
-    const size_t start = at + key.size();
-    const size_t end = labels.find('"', start);
-    if (end != std::string_view::npos) return labels.substr(start, end - start);
-  }
-  return {};
-}
-
 SpecCounters spec_counters(const Exposition& exposition) {
   SpecCounters c;
   for (const Sample& s : exposition.samples) {
@@ -44,11 +32,13 @@ SpecCounters spec_counters(const Exposition& exposition) {
     } else if (name.find("num_draft_tokens") != std::string_view::npos) {
       c.draft_tokens += value;
     } else if (name.find("num_accepted_tokens_per_pos") != std::string_view::npos) {
-      const std::string_view text = label_value(s.labels, "position");
-      int position = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), position);
-      if (ec == std::errc() && end == text.data() + text.size() && !text.empty())
-        c.accepted_per_position[position] += value;
+      for (const auto& [label, text] : split_labels(s.labels)) {
+        if (label != "position") continue;
+        int position = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), position);
+        if (ec == std::errc() && end == text.data() + text.size() && !text.empty())
+          c.accepted_per_position[position] += value;
+      }
     } else if (name.find("num_accepted_tokens") != std::string_view::npos) {
       c.accepted += value;
     }

@@ -32,28 +32,6 @@ struct Family {
   std::map<std::string, Histogram> histograms;  // by labels without `le`
 };
 
-std::vector<std::pair<std::string, std::string>> split_labels(const std::string& canonical) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t i = 0;
-  while (i < canonical.size()) {
-    size_t eq = canonical.find('=', i);
-    std::string name = canonical.substr(i, eq - i);
-    std::string value;
-    size_t j = eq + 2;  // past ="
-    for (; j < canonical.size() && canonical[j] != '"'; ++j) {
-      if (canonical[j] == '\\' && j + 1 < canonical.size()) {
-        ++j;
-        value.push_back(canonical[j] == 'n' ? '\n' : canonical[j]);
-      } else {
-        value.push_back(canonical[j]);
-      }
-    }
-    out.emplace_back(std::move(name), std::move(value));
-    i = j + 2;  // past the quote and the comma
-  }
-  return out;
-}
-
 // `le` taken out of a bucket's labels: the bound, and the labels of the histogram it belongs to.
 std::pair<double, std::string> split_bucket(const std::string& canonical) {
   double bound = std::numeric_limits<double>::quiet_NaN();
@@ -288,6 +266,28 @@ void put_headline(const KnownMetric& known, const HeadlineParts& h, nlohmann::js
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> split_labels(const std::string& canonical) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t i = 0;
+  while (i < canonical.size()) {
+    size_t eq = canonical.find('=', i);
+    std::string name = canonical.substr(i, eq - i);
+    std::string value;
+    size_t j = eq + 2;  // past ="
+    for (; j < canonical.size() && canonical[j] != '"'; ++j) {
+      if (canonical[j] == '\\' && j + 1 < canonical.size()) {
+        ++j;
+        value.push_back(canonical[j] == 'n' ? '\n' : canonical[j]);
+      } else {
+        value.push_back(canonical[j]);
+      }
+    }
+    out.emplace_back(std::move(name), std::move(value));
+    i = j + 2;  // past the quote and the comma
+  }
+  return out;
+}
 
 const std::vector<KnownMetric>& known_metrics() {
   static const std::vector<KnownMetric> known = {
