@@ -15,16 +15,9 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-void append_int(std::string& out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
 std::string json_quoted(std::string_view s) {
-  std::string out = "\"";
-  core::append_json_escaped(out, s);
-  out += '"';
+  std::string out;
+  append_quoted(out, s);
   return out;
 }
 
@@ -257,6 +250,18 @@ bool prompt_tokens(const element& root, const tokenizer::Tokenizer& tok, int64_t
 
 ApiError bad_request(std::string message, std::string param) {
   return ApiError{400, "BadRequestError", std::move(message), std::move(param)};
+}
+
+void append_int(std::string& out, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void append_quoted(std::string& out, std::string_view s) {
+  out += '"';
+  core::append_json_escaped(out, s);
+  out += '"';
 }
 
 std::string error_json(const ApiError& e) {

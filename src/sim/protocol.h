@@ -1,8 +1,8 @@
 // File: sim/protocol.h (private to the sim part)
 // The OpenAI/vLLM wire shapes the simulator speaks: request bodies in (simdjson), error JSON,
-// whole responses and the per-token SSE chunk pieces out. No sockets, no clocks: the server
-// (server.cpp) decides when; this file decides what the bytes are. Shapes follow vLLM's
-// protocol.py / serving_completion.py / serving_chat.py (see docs/simulator.md).
+// whole responses and the per-token SSE chunk pieces out. No sockets, no clocks: the front
+// (connection.cpp, sse_writer.cpp) decides when; this file decides what the bytes are. Shapes
+// follow vLLM's protocol.py / serving_completion.py / serving_chat.py (see docs/simulator.md).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,10 @@ class parser;
 namespace servebench::sim::detail {
 
 enum class Endpoint { kCompletions, kChat };
+
+// JSON pieces: a decimal integer; a quoted, escaped string.
+void append_int(std::string& out, int64_t v);
+void append_quoted(std::string& out, std::string_view s);
 
 // An error as vLLM answers it: {"error": {"message", "type", "param", "code"}}.
 struct ApiError {

@@ -1,0 +1,89 @@
+// The --trace-out ground truth written for each request.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include "sim/server_test_client.h"
+
+namespace servebench::sim {
+namespace {
+
+using nlohmann::json;
+
+TEST(SimServerTrace, TraceRecordsDueAndSentTimesPerToken) {
+  std::string path = ::testing::TempDir() + "sim_trace_test.jsonl";
+  Options o = fast_options();
+  o.trace_out = path;
+  {
+    Server s(o);
+    s.start();
+    RawClient c(s.port());
+    int64_t before = core::mono_ns();
+    ASSERT_EQ(
+        c.request("POST", "/v1/completions", completion_body(4, true), "x-request-id: req-1\r\n")
+            .status,
+        200);
+    ASSERT_EQ(c.request("POST", "/v1/completions", R"({"model":"x","prompt":"a"})").status, 404);
+    c.send_request("POST", "/v1/completions", completion_body(500, true),
+                   "x-request-id: req-3\r\n");
+    ASSERT_EQ(c.read_response(2).chunks.size(), 2u);
+    c.close();
+    // A non-streaming request reset before its answer: no status line ever went out.
+    RawClient reset(s.port());
+    EXPECT_EQ(reset
+                  .request("POST", "/v1/completions", completion_body(6, false),
+                           "x-request-id: req-4\r\nx-servebench-fault: reset:3\r\n")
+                  .status,
+              0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    s.stop();
+    std::ifstream in(path);
+    std::vector<json> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+    ASSERT_EQ(lines.size(), 4u);
+    const json& ok = lines[0];
+    EXPECT_EQ(ok["request_id"], "req-1");
+    EXPECT_EQ(ok["status"], 200);
+    EXPECT_EQ(ok["outcome"], "ok");
+    EXPECT_EQ(ok["fault"], "none");
+    EXPECT_EQ(ok["prompt_tokens"], 4);
+    EXPECT_EQ(ok["output_tokens"], 4);
+    EXPECT_EQ(ok["tokens_sent"], 4);
+    EXPECT_GE(ok["arrival_ns"].get<int64_t>(), before);
+    auto due = ok["due_ns"].get<std::vector<int64_t>>();
+    auto sent = ok["sent_ns"].get<std::vector<int64_t>>();
+    ASSERT_EQ(due.size(), 4u);
+    ASSERT_EQ(sent.size(), 4u);
+    // Fixed mode, ttft 5 ms, itl 1 ms: due times are exact offsets from arrival.
+    EXPECT_EQ(due[0] - ok["arrival_ns"].get<int64_t>(), 5'000'000);
+    for (int k = 0; k < 4; ++k) {
+      if (k > 0) {
+        EXPECT_EQ(due[k] - due[k - 1], 1'000'000);
+      }
+      EXPECT_GE(sent[k], due[k]);
+    }
+    EXPECT_EQ(ok["first_token_sent_ns"], sent[0]);
+    EXPECT_GE(ok["end_ns"].get<int64_t>(), sent[3]);
+    EXPECT_EQ(lines[1]["status"], 404);
+    EXPECT_EQ(lines[1]["outcome"], "rejected");
+    // The last two end close together: find them by id.
+    auto by_id = [&](const std::string& id) {
+      for (const json& line : lines)
+        if (line["request_id"] == id) return line;
+      ADD_FAILURE() << "no trace line for " << id;
+      return json::object();
+    };
+    const json cancelled = by_id("req-3");
+    EXPECT_EQ(cancelled["outcome"], "cancelled");
+    EXPECT_GE(cancelled["tokens_sent"].get<int>(), 2);
+    EXPECT_LT(cancelled["tokens_sent"].get<int>(), 500);
+    const json reset_line = by_id("req-4");
+    EXPECT_EQ(reset_line["outcome"], "fault");
+    EXPECT_EQ(reset_line["status"], 0);
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace servebench::sim
