@@ -7,13 +7,19 @@
 namespace servebench::sim::deploy {
 namespace {
 
+// `model` on `tp` GPUs of `gpu` in one node.
+WorkerHardware on_one_node(const char* model, const char* gpu, int32_t tp) {
+  WorkerHardware hw;
+  hw.model = *builtin_model(model);
+  hw.gpu = *builtin_gpu(gpu);
+  hw.tp = tp;
+  hw.tp_link = hw.gpu.intra_node;
+  return hw;
+}
+
 // Qwen3-32B on 4 × H20 with NVLink, the efficiencies and overheads of seed 004's check.
 WorkerHardware qwen_h20_tp4() {
-  WorkerHardware hw;
-  hw.model = *builtin_model("Qwen3-32B");
-  hw.gpu = *builtin_gpu("H20");
-  hw.tp = 4;
-  hw.tp_link = hw.gpu.intra_node;
+  WorkerHardware hw = on_one_node("Qwen3-32B", "H20", 4);
   hw.tp_link.bytes_per_s = 360e9 / 0.8;  // the check's 360 GB/s effective
   hw.overheads = StepOverheads{4400, 100, 15, 0};
   return hw;
@@ -64,22 +70,14 @@ TEST(Roofline, DecodeTurnsComputeBoundOnH20BetweenBatch16And64) {
 }
 
 TEST(Roofline, A100Tp8StaysMemoryBoundAtBatch100) {
-  WorkerHardware hw;
-  hw.model = *builtin_model("Llama-3.1-70B");
-  hw.gpu = *builtin_gpu("A100-40GB");
-  hw.tp = 8;
-  hw.tp_link = hw.gpu.intra_node;
+  WorkerHardware hw = on_one_node("Llama-3.1-70B", "A100-40GB", 8);
   StepBreakdown s = roofline_step(hw, decode(100, 320));
   EXPECT_LT(s.compute_ns, s.weights_ns);
   EXPECT_NEAR(roofline_step(hw, decode(1, 320)).weights_ns / 1e6, 14.18, 0.1);
 }
 
 TEST(Roofline, MoeReadsTheExpertsABatchIsExpectedToTouch) {
-  WorkerHardware hw;
-  hw.model = *builtin_model("DeepSeek-V2.5");
-  hw.gpu = *builtin_gpu("H100");
-  hw.tp = 8;
-  hw.tp_link = hw.gpu.intra_node;
+  WorkerHardware hw = on_one_node("DeepSeek-V2.5", "H100", 8);
   ModelSizes sizes = model_sizes(hw.model);
   const double dense = (sizes.weight_bytes - sizes.expert_weight_bytes) / 8 / (3350e9 * 0.8);
   const double experts = sizes.expert_weight_bytes / 8 / (3350e9 * 0.8);
@@ -91,11 +89,7 @@ TEST(Roofline, MoeReadsTheExpertsABatchIsExpectedToTouch) {
 }
 
 TEST(Roofline, PipelineStagesRunInTurnAndTheHopCostsItsLink) {
-  WorkerHardware tp8;
-  tp8.model = *builtin_model("Llama-3.1-70B");
-  tp8.gpu = *builtin_gpu("A100-40GB");
-  tp8.tp = 8;
-  tp8.tp_link = tp8.gpu.intra_node;
+  WorkerHardware tp8 = on_one_node("Llama-3.1-70B", "A100-40GB", 8);
   WorkerHardware pp2 = tp8;
   pp2.tp = 4;
   pp2.pp = 2;

@@ -97,16 +97,18 @@ TEST(Topology, InfinibandVersusEthernetChangesPipelineTpotByAFewPercent) {
   EXPECT_LT(b.mean_tpot_ms / a.mean_tpot_ms, 1.10);
 }
 
+// `replicas` H100 replicas of Llama-3.1-8B behind a router of `policy`.
+std::unique_ptr<DeploymentModel> replicas_behind(int replicas, const std::string& policy) {
+  return make_deployment_model(
+      parse_deployment("model: Llama-3.1-8B\ngpu: H100\nworkers:\n  - {name: w, replicas: " +
+                           std::to_string(replicas) +
+                           "}\nrouters:\n  - {name: r, workers: [w], policy: " + policy + "}\n",
+                       "replicas.yaml"));
+}
+
 // Two H100 replicas of Llama-3.1-8B behind `policy`; long and short answers alternate.
 std::vector<WorkerState> skewed_load(const char* policy) {
-  std::string yaml = std::string(R"(model: Llama-3.1-8B
-gpu: H100
-workers:
-  - {name: w, replicas: 2}
-routers:
-  - {name: r, workers: [w], policy: )") +
-                     policy + "}\n";
-  auto d = make_deployment_model(parse_deployment(yaml, "skew.yaml"));
+  auto d = replicas_behind(2, policy);
   std::vector<Job> jobs;
   for (int i = 0; i < 200; ++i) {
     jobs.push_back(Job{0, {200, i % 2 == 0 ? 400 : 8}, i * 50'000'000LL, 0, 0});
@@ -134,14 +136,7 @@ TEST(Topology, RoundRobinUnderSkewLoadsOneReplicaLeastOutstandingSpreadsIt) {
 
 TEST(Topology, KvAwareRoutingSendsASharedPrefixBackToItsCache) {
   auto run = [](const char* policy) {
-    std::string yaml = std::string(R"(model: Llama-3.1-8B
-gpu: H100
-workers:
-  - {name: w, replicas: 4}
-routers:
-  - {name: r, workers: [w], policy: )") +
-                       policy + "}\n";
-    auto d = make_deployment_model(parse_deployment(yaml, "kv.yaml"));
+    auto d = replicas_behind(4, policy);
     std::vector<Job> jobs;
     // Three system prompts of 2000 tokens, in turn, one request at a time (else Dynamo's cost
     // may prefer an idle replica to a busy one holding the prefix).
