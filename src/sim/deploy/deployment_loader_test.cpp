@@ -98,7 +98,9 @@ workers:
 )");
   EXPECT_NE(why.find("dep.yaml:5"), std::string::npos) << why;
   EXPECT_NE(why.find("workers[0].tp"), std::string::npos) << why;
-  EXPECT_NE(why.find("does not fit"), std::string::npos) << why;
+  EXPECT_NE(why.find("does not fit: 70.6 GB of weights per GPU, 35.4 GB usable per A100-40GB"),
+            std::string::npos)
+      << why;
   EXPECT_EQ(refusal(kOneWorker), "");
 }
 

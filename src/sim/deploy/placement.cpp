@@ -120,7 +120,7 @@ void place_workers(Deployment& d, const PlacementFail& fail, const SharingFail& 
     if (weights >= usable) {
       fail(index, "tp",
            "the model does not fit: " + gb(weights) + " of weights per GPU, " + gb(usable) +
-               " usable on a " + hw.gpu.name + " (gpu_memory_utilization " +
+               " usable per " + hw.gpu.name + " (gpu_memory_utilization " +
                std::to_string(w.gpu_memory_utilization).substr(0, 4) + ", reserved " +
                std::to_string(w.reserved_gib).substr(0, 4) + " GiB)");
     }
