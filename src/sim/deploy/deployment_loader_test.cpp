@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
 #include "sim/deploy/deploy.h"
@@ -80,6 +81,25 @@ TEST(DeploymentFile, AProfileIsAWorkerWithGivenCosts) {
   while (auto due = engine->next_due_ns()) engine->pop_due(*due, b);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].due_ns, b[i].due_ns);
+}
+
+TEST(DeploymentFile, AModelFromAConfigJsonBesideTheFile) {
+  fs::path dir = fs::temp_directory_path() / "servebench_deploy_config";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json")
+      << R"({"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+             "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256})";
+  std::ofstream(dir / "dep.yaml") << "model: {config: config.json}\ngpu: H100\nworkers:\n  - "
+                                     "{name: w}\n";
+  Deployment d = load_deployment((dir / "dep.yaml").string());
+  EXPECT_EQ(model_sizes(d.model).weight_bytes,
+            model_sizes(*builtin_model("Llama-3.1-8B")).weight_bytes);
+  std::string why = refusal("model: {hf: org/not-cached}\ngpu: H100\nworkers:\n  - {name: w}\n");
+  EXPECT_NE(why.find("key 'model.hf': 'org/not-cached' has no config.json in the local Hugging "
+                     "Face cache"),
+            std::string::npos)
+      << why;
 }
 
 constexpr const char* kOneWorker = R"(model: Llama-3.1-70B

@@ -13,22 +13,23 @@ namespace {
 
 constexpr double kActivationBytes = 2;  // bf16 activations cross the links
 
+StepBreakdown step_of(const WorkerHardware& hw, const ModelSizes& sizes, const StepBatch& b);
+
+// Prices every step of one worker; the model's sizes are worked out once.
 class RooflineCost final : public StepCost {
  public:
-  explicit RooflineCost(WorkerHardware hw) : hw_(std::move(hw)) {}
+  explicit RooflineCost(WorkerHardware hw) : hw_(std::move(hw)), sizes_(model_sizes(hw_.model)) {}
   int64_t step_ns(const StepBatch& batch) const override {
-    return std::llround(roofline_step(hw_, batch).total_ns);
+    return std::llround(step_of(hw_, sizes_, batch).total_ns);
   }
 
  private:
   WorkerHardware hw_;
+  ModelSizes sizes_;
 };
 
-}  // namespace
-
-StepBreakdown roofline_step(const WorkerHardware& hw, const StepBatch& b) {
+StepBreakdown step_of(const WorkerHardware& hw, const ModelSizes& sizes, const StepBatch& b) {
   const ModelShape& m = hw.model;
-  const ModelSizes sizes = model_sizes(m);
   const double gpus = static_cast<double>(hw.tp) * hw.pp;
   const double tokens = static_cast<double>(b.prefill_tokens + b.decode_tokens);
   const double bandwidth = hw.gpu.hbm_bytes_per_s * hw.efficiency.bandwidth;
@@ -92,6 +93,12 @@ StepBreakdown roofline_step(const WorkerHardware& hw, const StepBatch& b) {
   out.total_ns = std::max(out.weights_ns, out.compute_ns) + out.attention_ns + out.tp_ns +
                  out.pp_ns + out.overhead_ns;
   return out;
+}
+
+}  // namespace
+
+StepBreakdown roofline_step(const WorkerHardware& hw, const StepBatch& batch) {
+  return step_of(hw, model_sizes(hw.model), batch);
 }
 
 std::shared_ptr<const StepCost> make_roofline_cost(const WorkerHardware& hw) {
