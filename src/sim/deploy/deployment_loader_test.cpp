@@ -102,6 +102,26 @@ TEST(DeploymentFile, AModelFromAConfigJsonBesideTheFile) {
       << why;
 }
 
+TEST(DeploymentFile, GivenGpusAndLinksAreUsedByName) {
+  Deployment d = parse_deployment(R"(model: {builtin: Llama-3.1-8B, dtype: fp8}
+gpus:
+  X1: {hbm_GBps: 2000, bf16_TFLOPS: 400, fp8_TFLOPS: 800, memory_GiB: 64, sms: 100}
+links:
+  slow-ib: {GBps: 10, latency_us: 50}
+nodes:
+  - {name: n, count: 2, gpu: X1, gpus: 1, network: slow-ib}
+workers:
+  - {name: w, pp: 2}
+)",
+                                  "given.yaml");
+  const WorkerHardware& hw = d.workers[0].hardware;
+  EXPECT_EQ(hw.gpu.hbm_bytes_per_s, 2000e9);
+  EXPECT_EQ(hw.model.bytes_per_param, 1);
+  ASSERT_EQ(hw.pp_hops.size(), 1u);
+  EXPECT_EQ(hw.pp_hops[0].bytes_per_s, 10e9);
+  EXPECT_EQ(hw.pp_hops[0].latency_ns, 50'000);
+}
+
 constexpr const char* kOneWorker = R"(model: Llama-3.1-70B
 gpu: A100-40GB
 workers:
