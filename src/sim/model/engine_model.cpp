@@ -19,13 +19,16 @@
 // request added late (its arrival at or before the planned start, but add() came after the
 // plan was made) simply causes a re-plan: a request joins the first step starting at or after
 // its arrival, whatever order the caller's threads call in.
+// A request may arrive with KV for part of its prompt (add_with_kv): it waits like any other
+// and computes only the rest. With speculative decoding a decoding request is scheduled
+// 1 + drafts tokens (vLLM charges the budget and KV slots for them) and keeps 1 + accepted.
 #include <cmath>
 #include <deque>
 #include <limits>
 #include <unordered_map>
 
 #include "core/error.h"
-#include "sim/model/timing_model.h"
+#include "sim/model/engine.h"
 
 namespace servebench::sim {
 namespace {
@@ -46,11 +49,33 @@ void check_profile(const EngineProfile& p) {
   }
 }
 
-class EngineModel final : public TimingModel {
+// A draw in [0, 1) fixed by (seed, request, position): acceptance does not depend on who
+// else is in the batch.
+double unit_draw(uint64_t seed, uint64_t request_id, uint64_t position) {
+  uint64_t z = seed ^ (request_id * 0x9E3779B97F4A7C15ULL) ^ (position * 0xBF58476D1CE4E5B9ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;  // splitmix64's finalizer
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+class EngineModel final : public Engine {
  public:
-  explicit EngineModel(const EngineProfile& profile)
-      : profile_(profile), free_blocks_(profile.num_gpu_blocks) {
+  EngineModel(const EngineProfile& profile, std::shared_ptr<const StepCost> cost, SpecDecode spec)
+      : profile_(profile),
+        cost_(std::move(cost)),
+        spec_(spec),
+        free_blocks_(profile.num_gpu_blocks) {
     check_profile(profile_);
+    if (spec_.draft_tokens < 0) {
+      throw core::Error(core::ErrorKind::kUsage, "engine '" + profile_.name + "' draft_tokens",
+                        "must be >= 0");
+    }
+    if (!(spec_.acceptance_rate >= 0 && spec_.acceptance_rate <= 1)) {
+      throw core::Error(core::ErrorKind::kUsage, "engine '" + profile_.name + "' acceptance_rate",
+                        "must be in [0, 1]");
+    }
+    counters_.spec_accepted_per_position.assign(static_cast<size_t>(spec_.draft_tokens), 0);
   }
 
   std::string rejection_reason(RequestShape shape) const override {
@@ -84,9 +109,19 @@ class EngineModel final : public TimingModel {
   }
 
   void add(uint64_t request_id, RequestShape shape, int64_t arrival_ns) override {
+    add_with_kv(request_id, shape, arrival_ns, 0);
+  }
+
+  void add_with_kv(uint64_t request_id, RequestShape shape, int64_t arrival_ns,
+                   int32_t computed_tokens) override {
     auto where = [&] { return "engine model request " + std::to_string(request_id); };
     if (std::string why = rejection_reason(shape); !why.empty()) {
       throw core::Error(core::ErrorKind::kInternal, where(), why);
+    }
+    if (computed_tokens < 0 || computed_tokens >= shape.prompt_tokens) {
+      throw core::Error(
+          core::ErrorKind::kInternal, where(),
+          "computed tokens must be in [0, prompt), got " + std::to_string(computed_tokens));
     }
     if (index_.contains(request_id)) {
       throw core::Error(core::ErrorKind::kInternal, where(), "added twice");
@@ -104,6 +139,7 @@ class EngineModel final : public TimingModel {
     r.id = request_id;
     r.prompt = shape.prompt_tokens;
     r.output = shape.output_tokens;
+    r.computed = computed_tokens;  // its KV arrives with it; blocks are taken on admission
     r.arrival_ns = arrival_ns;
     r.state = State::kArriving;
     index_.emplace(request_id, slot);
@@ -170,6 +206,17 @@ class EngineModel final : public TimingModel {
     return st;
   }
 
+  EngineCounters counters() const override { return counters_; }
+
+  bool busy_at(int64_t now_ns) const override {
+    return !running_.empty() || !waiting_.empty() ||
+           (!arrivals_.empty() && reqs_[arrivals_.front()].arrival_ns <= now_ns);
+  }
+
+  int32_t outstanding() const override { return static_cast<int32_t>(index_.size()); }
+
+  int32_t num_gpu_blocks() const override { return profile_.num_gpu_blocks; }
+
  private:
   enum class State { kArriving, kWaiting, kRunning, kFinished };
 
@@ -228,16 +275,22 @@ class EngineModel final : public TimingModel {
 
     int64_t budget = profile_.max_num_batched_tokens;
     int64_t free_blocks = free_blocks_;
-    int64_t prefill_tokens = 0;
-    int64_t decode_seqs = 0;
-    int64_t context_tokens = 0;
+    StepBatch batch;
+    batch.start_ns = p.start_ns;
     auto count = [&](const Req& r, int32_t n) {
       if (r.decoding()) {
-        ++decode_seqs;
+        ++batch.decode_seqs;
+        batch.decode_tokens += n;
+        batch.decode_context_tokens += r.computed;
+        batch.draft_tokens += n - 1;
+        ++batch.sampling_seqs;
       } else {
-        prefill_tokens += n;
+        ++batch.prefill_seqs;
+        batch.prefill_tokens += n;
+        batch.prefill_attention_pairs += int64_t{n} * r.computed + int64_t{n} * n / 2;
+        if (r.computed + n == r.num_tokens()) ++batch.sampling_seqs;
       }
-      context_tokens += int64_t{r.computed} + n;
+      batch.context_tokens += int64_t{r.computed} + n;
     };
 
     // 1. Running requests first; preempt from the back when the KV cache is full.
@@ -245,7 +298,7 @@ class EngineModel final : public TimingModel {
     while (p.running_tokens.size() < p.kept && budget > 0) {
       size_t i = p.running_tokens.size();
       const Req& r = reqs_[running_[i]];
-      auto n = static_cast<int32_t>(std::min<int64_t>(r.num_tokens() - r.computed, budget));
+      auto n = static_cast<int32_t>(std::min<int64_t>(wanted_tokens(r), budget));
       int64_t need = blocks_for(int64_t{r.computed} + n) - r.blocks;
       bool preempted_itself = false;
       while (need > free_blocks) {
@@ -269,10 +322,10 @@ class EngineModel final : public TimingModel {
       for (size_t j = 0; j < queue_len && budget > 0; ++j) {
         if (p.kept + j >= static_cast<size_t>(profile_.max_num_seqs)) break;
         const Req& r = queued(j);
-        int64_t n = r.num_tokens();  // computed is 0 while waiting
+        int64_t n = r.num_tokens() - r.computed;  // computed > 0 only for imported KV
         if (!profile_.chunked_prefill && n > budget) break;
         n = std::min(n, budget);
-        int64_t need = blocks_for(n);
+        int64_t need = blocks_for(r.computed + n);
         if (need > free_blocks) break;
         free_blocks -= need;
         budget -= n;
@@ -287,28 +340,56 @@ class EngineModel final : public TimingModel {
       throw core::Error(core::ErrorKind::kInternal, "engine model",
                         "a step with no work and no preemption");
     }
-    double us = 0;
-    if (work) {
-      us = profile_.step_overhead_us + profile_.per_prefill_token_us * prefill_tokens +
-           profile_.per_decode_seq_us * decode_seqs +
-           profile_.per_context_token_us * context_tokens;
-    }
-    p.end_ns = p.start_ns + std::llround(us * 1000.0);
+    p.end_ns = p.start_ns + (work ? cost_->step_ns(batch) : 0);
     p.valid = true;
+  }
+
+  // Tokens a running request asks of a step: the rest of its prompt (or recompute), or one
+  // decode plus as many drafts as its remaining output can use.
+  int32_t wanted_tokens(const Req& r) const {
+    int32_t n = r.num_tokens() - r.computed;
+    if (r.decoding()) n += std::min(spec_.draft_tokens, r.output - r.generated - 1);
+    return n;
+  }
+
+  // Accepted drafts among n - 1 verified: the leading run of accepted positions.
+  int32_t accepted_drafts(const Req& r, int32_t drafts) {
+    int32_t accepted = 0;
+    while (accepted < drafts &&
+           unit_draw(spec_.seed, r.id, static_cast<uint64_t>(r.generated) * 64 + accepted) <
+               spec_.acceptance_rate) {
+      ++accepted;
+    }
+    ++counters_.spec_drafts;
+    counters_.spec_draft_tokens += static_cast<uint64_t>(drafts);
+    counters_.spec_accepted_tokens += static_cast<uint64_t>(accepted);
+    for (int32_t i = 0; i < accepted; ++i) ++counters_.spec_accepted_per_position[i];
+    return accepted;
   }
 
   // Computes n tokens of `slot`; appends its sampled token (if any) to out. True if finished.
   bool advance(uint32_t slot, int32_t n, int64_t due_ns, std::vector<TokenEvent>& out) {
     Req& r = reqs_[slot];
+    int32_t sampled = 1;
+    if (r.decoding() && n > 1) {
+      sampled += accepted_drafts(r, n - 1);
+      n = sampled;  // rejected drafts leave no KV behind
+    } else if (!r.decoding()) {
+      counters_.prompt_tokens += static_cast<uint64_t>(n);
+    }
     auto blocks = static_cast<int32_t>(blocks_for(int64_t{r.computed} + n));
     free_blocks_ -= blocks - r.blocks;
     r.blocks = blocks;
     r.computed += n;
     if (r.computed < r.num_tokens()) return false;  // a prefill chunk, nothing sampled
-    ++r.generated;
-    bool last = r.generated == r.output;
-    out.push_back(TokenEvent{r.id, r.generated - 1, due_ns, last});
-    return last;
+    for (int32_t k = 0; k < sampled; ++k) {
+      ++r.generated;
+      out.push_back(TokenEvent{r.id, r.generated - 1, due_ns, r.generated == r.output});
+    }
+    counters_.generation_tokens += static_cast<uint64_t>(sampled);
+    if (r.generated < r.output) return false;
+    ++counters_.finished_requests;
+    return true;
   }
 
   void apply_plan(std::vector<TokenEvent>& out) {
@@ -330,6 +411,7 @@ class EngineModel final : public TimingModel {
       ++preemptions_;
     }
     running_.resize(p.kept);
+    counters_.busy_ns += p.end_ns - p.start_ns;
     clock_ns_ = p.end_ns;
     if (p.running_tokens.empty() && p.admitted_tokens.empty()) return;  // preemption only
     ++steps_;
@@ -365,6 +447,9 @@ class EngineModel final : public TimingModel {
   }
 
   EngineProfile profile_;
+  std::shared_ptr<const StepCost> cost_;
+  SpecDecode spec_;
+  EngineCounters counters_;
   std::vector<Req> reqs_;
   std::vector<uint32_t> free_slots_;
   std::unordered_map<uint64_t, uint32_t> index_;
@@ -383,8 +468,14 @@ class EngineModel final : public TimingModel {
 
 }  // namespace
 
+std::unique_ptr<Engine> make_engine(const EngineProfile& scheduler,
+                                    std::shared_ptr<const StepCost> cost, SpecDecode spec) {
+  if (!cost) cost = make_linear_cost(scheduler);
+  return std::make_unique<EngineModel>(scheduler, std::move(cost), spec);
+}
+
 std::unique_ptr<TimingModel> make_engine_model(const EngineProfile& profile) {
-  return std::make_unique<EngineModel>(profile);
+  return make_engine(profile, make_linear_cost(profile));
 }
 
 }  // namespace servebench::sim

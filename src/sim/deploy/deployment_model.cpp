@@ -1,0 +1,475 @@
+// A deployment as TimingModels: engines (one per worker replica) advanced together in due
+// order, routers choosing replicas, disaggregated requests moving from a prefill engine to a
+// decode engine after their KV transfer, co-tenants on one GPU slowing each other's steps,
+// one token queue per frontend. docs/deployments.md, "Topologies".
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "sim/deploy/deploy.h"
+
+namespace servebench::sim::deploy {
+namespace {
+
+// Scales another cost: a replica group's step_time_scale, and co-tenants on one GPU (while
+// any of them has work when a step starts, the step takes `slowdown` times as long).
+class ScaledCost final : public StepCost {
+ public:
+  ScaledCost(std::shared_ptr<const StepCost> inner, double scale)
+      : inner_(std::move(inner)), scale_(scale) {}
+  void share_with(const Engine* co_tenant, double slowdown) {
+    co_tenants_.push_back(co_tenant);
+    slowdown_ = slowdown;
+  }
+  int64_t step_ns(const StepBatch& b) const override {
+    double factor = scale_;
+    for (const Engine* other : co_tenants_) {
+      if (other->busy_at(b.start_ns)) {
+        factor *= slowdown_;
+        break;
+      }
+    }
+    int64_t ns = inner_->step_ns(b);
+    return factor == 1 ? ns : std::llround(static_cast<double>(ns) * factor);
+  }
+
+ private:
+  std::shared_ptr<const StepCost> inner_;
+  double scale_;
+  double slowdown_ = 1;
+  std::vector<const Engine*> co_tenants_;
+};
+
+// The prefixes a replica has cached, newest last; bounded (its cache evicts, we forget).
+struct PrefixMemory {
+  static constexpr size_t kMaxEntries = 4096;
+  std::unordered_map<uint64_t, int32_t> tokens_by_key;
+  std::deque<uint64_t> order;
+  int32_t cached(uint64_t key) const {
+    auto it = tokens_by_key.find(key);
+    return key == 0 || it == tokens_by_key.end() ? 0 : it->second;
+  }
+  void remember(uint64_t key, int32_t tokens) {
+    if (key == 0 || tokens <= 0) return;
+    auto [it, fresh] = tokens_by_key.try_emplace(key, tokens);
+    it->second = std::max(it->second, tokens);
+    if (!fresh) return;
+    order.push_back(key);
+    if (order.size() > kMaxEntries) {
+      tokens_by_key.erase(order.front());
+      order.pop_front();
+    }
+  }
+};
+
+struct Replica {
+  size_t worker = 0;
+  int32_t index = 0;
+  std::unique_ptr<Engine> engine;
+  std::shared_ptr<ScaledCost> cost;
+  PrefixMemory prefixes;
+};
+
+struct Pool {
+  std::vector<size_t> replicas;
+  size_t next = 0;  // round robin
+};
+
+struct Flight {
+  size_t frontend = 0;
+  uint64_t request_id = 0;
+  RequestShape shape{};
+  size_t router = 0;
+  size_t replica = 0;                    // the engine holding it now
+  bool prefilling = false;               // on a prefill engine: its one token is not the client's
+  std::optional<size_t> decode_replica;  // chosen when it was routed, if it was
+  uint64_t prefix_key = 0;
+  int32_t prefix_tokens = 0;
+  RequestRoute route;
+};
+
+class Deployed;
+
+class Frontend final : public FrontendModel {
+ public:
+  Frontend(Deployed& owner, size_t index) : owner_(owner), index_(index) {}
+  std::string rejection_reason(RequestShape shape) const override;
+  void add(uint64_t request_id, RequestShape shape, int64_t arrival_ns) override {
+    add_with_prefix(request_id, shape, arrival_ns, 0, 0);
+  }
+  void add_with_prefix(uint64_t request_id, RequestShape shape, int64_t arrival_ns,
+                       uint64_t prefix_key, int32_t prefix_tokens) override;
+  void cancel(uint64_t request_id) override;
+  std::optional<int64_t> next_due_ns() const override;
+  void pop_due(int64_t now_ns, std::vector<TokenEvent>& out) override;
+  ModelStats stats() const override;
+  std::optional<RequestRoute> route(uint64_t request_id) const override;
+
+  std::unordered_map<uint64_t, uint64_t> internal_ids;  // request id → flight id
+  std::deque<TokenEvent> outbox;                        // due order, client's ids
+  std::vector<uint64_t> finished;                       // flights to forget on the next call
+  std::vector<size_t> replicas;                         // reachable engines
+
+ private:
+  Deployed& owner_;
+  size_t index_;
+};
+
+class Deployed final : public DeploymentModel {
+ public:
+  explicit Deployed(const Deployment& d) : spec_(d) {
+    std::vector<std::vector<size_t>> replicas_of(d.workers.size());
+    for (size_t w = 0; w < d.workers.size(); ++w) {
+      const WorkerSpec& ws = d.workers[w];
+      std::shared_ptr<const StepCost> base =
+          ws.given_costs ? make_linear_cost(ws.engine) : make_roofline_cost(ws.hardware);
+      for (int32_t r = 0; r < ws.replicas; ++r) {
+        Replica rep;
+        rep.worker = w;
+        rep.index = r;
+        rep.cost = std::make_shared<ScaledCost>(base, ws.step_time_scale);
+        SpecDecode spec = ws.spec;
+        spec.seed ^= (uint64_t{w} << 32) ^ static_cast<uint64_t>(r);
+        rep.engine = make_engine(ws.engine, rep.cost, spec);
+        replicas_of[w].push_back(replicas_.size());
+        replicas_.push_back(std::move(rep));
+      }
+    }
+    for (const SharedGpuSpec& shared : d.shared_gpus) {
+      for (const std::string& a : shared.workers) {
+        for (const std::string& b : shared.workers) {
+          if (a == b) continue;
+          const auto& ra = replicas_of[worker_index(a)];
+          const auto& rb = replicas_of[worker_index(b)];
+          for (size_t r = 0; r < ra.size() && r < rb.size(); ++r) {
+            replicas_[ra[r]].cost->share_with(replicas_[rb[r]].engine.get(), shared.slowdown);
+          }
+        }
+      }
+    }
+    auto pool_of = [&](const std::vector<std::string>& workers) {
+      Pool pool;
+      for (const std::string& name : workers) {
+        for (size_t r : replicas_of[worker_index(name)]) pool.replicas.push_back(r);
+      }
+      return pool;
+    };
+    for (const RouterSpec& router : d.routers) {
+      serving_.push_back(pool_of(router.disaggregated() ? router.decode : router.workers));
+      prefilling_.push_back(pool_of(router.prefill));
+    }
+    for (size_t f = 0; f < d.frontends.size(); ++f) {
+      frontends_.push_back(std::make_unique<Frontend>(*this, f));
+      size_t router = router_index(d.frontends[f].router);
+      frontend_router_.push_back(router);
+      for (const Pool* pool : {&serving_[router], &prefilling_[router]}) {
+        for (size_t r : pool->replicas) frontends_.back()->replicas.push_back(r);
+      }
+    }
+  }
+
+  size_t frontend_count() const override { return frontends_.size(); }
+  const FrontendSpec& frontend_spec(size_t i) const override { return spec_.frontends.at(i); }
+  FrontendModel& frontend(size_t i) override { return *frontends_.at(i); }
+
+  std::vector<WorkerState> worker_states() const override {
+    std::vector<WorkerState> states;
+    for (const Replica& rep : replicas_) {
+      states.push_back(WorkerState{spec_.workers[rep.worker].name, rep.index, rep.engine->stats(),
+                                   rep.engine->counters(), rep.engine->num_gpu_blocks()});
+    }
+    return states;
+  }
+
+  std::string rejection_reason(size_t frontend, RequestShape shape) const {
+    size_t router = frontend_router_[frontend];
+    for (size_t r : serving_[router].replicas) {
+      if (std::string why = replicas_[r].engine->rejection_reason(shape); !why.empty()) {
+        return why;
+      }
+    }
+    for (size_t r : prefilling_[router].replicas) {
+      std::string why = replicas_[r].engine->rejection_reason({shape.prompt_tokens, 1});
+      if (!why.empty()) return why;
+    }
+    return {};
+  }
+
+  void add(size_t frontend, uint64_t request_id, RequestShape shape, int64_t arrival_ns,
+           uint64_t prefix_key, int32_t prefix_tokens) {
+    Frontend& fe = *frontends_[frontend];
+    forget_finished(fe);
+    auto where = [&] { return "deployment frontend request " + std::to_string(request_id); };
+    if (std::string why = rejection_reason(frontend, shape); !why.empty()) {
+      throw core::Error(core::ErrorKind::kInternal, where(), why);
+    }
+    if (fe.internal_ids.contains(request_id)) {
+      throw core::Error(core::ErrorKind::kInternal, where(), "added twice");
+    }
+    const uint64_t id = next_flight_id_++;
+    fe.internal_ids.emplace(request_id, id);
+    Flight& flight = flights_[id];
+    flight.frontend = frontend;
+    flight.request_id = request_id;
+    flight.shape = shape;
+    flight.router = frontend_router_[frontend];
+    flight.prefix_key = prefix_key;
+    flight.prefix_tokens = std::min(prefix_tokens, shape.prompt_tokens);
+    const RouterSpec& router = spec_.routers[flight.router];
+    const int64_t at = arrival_ns + spec_.frontends[frontend].request_overhead_ns;
+    if (router.disaggregated()) {
+      if (router.local_prefill_max_tokens > 0) {
+        // Conditional disaggregation: a prompt with little left to prefill on the decode
+        // replica it would go to stays there.
+        size_t decode = pick(serving_[flight.router], router, flight);
+        if (flight.shape.prompt_tokens - cached_on(decode, flight) <=
+            router.local_prefill_max_tokens) {
+          place(id, flight, decode, at);
+          return;
+        }
+        flight.decode_replica = decode;
+      }
+      flight.prefilling = true;
+      place(id, flight, pick(prefilling_[flight.router], router, flight), at);
+      return;
+    }
+    place(id, flight, pick(serving_[flight.router], router, flight), at);
+  }
+
+  void cancel(size_t frontend, uint64_t request_id) {
+    Frontend& fe = *frontends_[frontend];
+    forget_finished(fe);
+    auto it = fe.internal_ids.find(request_id);
+    if (it == fe.internal_ids.end()) return;
+    const uint64_t id = it->second;
+    replicas_[flights_.at(id).replica].engine->cancel(id);
+    std::erase_if(fe.outbox, [&](const TokenEvent& e) { return e.request_id == request_id; });
+    flights_.erase(id);
+    fe.internal_ids.erase(it);
+  }
+
+  std::optional<int64_t> next_due_ns(size_t frontend) const {
+    const Frontend& fe = *frontends_[frontend];
+    std::optional<int64_t> due;
+    if (!fe.outbox.empty()) due = fe.outbox.front().due_ns;
+    for (size_t r : fe.replicas) {
+      auto d = replicas_[r].engine->next_due_ns();
+      if (d && (!due || *d < *due)) due = d;
+    }
+    return due;
+  }
+
+  void pop_due(size_t frontend, int64_t now_ns, std::vector<TokenEvent>& out) {
+    Frontend& fe = *frontends_[frontend];
+    forget_finished(fe);
+    advance_to(now_ns);
+    while (!fe.outbox.empty() && fe.outbox.front().due_ns <= now_ns) {
+      const TokenEvent& e = fe.outbox.front();
+      out.push_back(e);
+      if (e.last) fe.finished.push_back(fe.internal_ids.at(e.request_id));
+      fe.outbox.pop_front();
+    }
+  }
+
+  ModelStats stats(size_t frontend) const {
+    ModelStats total;
+    const Frontend& fe = *frontends_[frontend];
+    for (size_t r : fe.replicas) {
+      ModelStats s = replicas_[r].engine->stats();
+      total.running += s.running;
+      total.waiting += s.waiting;
+      total.kv_cache_usage += s.kv_cache_usage / static_cast<double>(fe.replicas.size());
+      total.preemptions += s.preemptions;
+      total.steps += s.steps;
+    }
+    return total;
+  }
+
+  std::optional<RequestRoute> route(size_t frontend, uint64_t request_id) const {
+    const Frontend& fe = *frontends_[frontend];
+    auto it = fe.internal_ids.find(request_id);
+    if (it == fe.internal_ids.end()) return std::nullopt;
+    return flights_.at(it->second).route;
+  }
+
+ private:
+  size_t worker_index(const std::string& name) const {
+    for (size_t w = 0; w < spec_.workers.size(); ++w) {
+      if (spec_.workers[w].name == name) return w;
+    }
+    throw core::Error(core::ErrorKind::kInternal, spec_.path, "unknown worker " + name);
+  }
+  size_t router_index(const std::string& name) const {
+    for (size_t r = 0; r < spec_.routers.size(); ++r) {
+      if (spec_.routers[r].name == name) return r;
+    }
+    throw core::Error(core::ErrorKind::kInternal, spec_.path, "unknown router " + name);
+  }
+
+  int32_t cached_on(size_t replica, const Flight& flight) const {
+    if (!spec_.workers[replicas_[replica].worker].prefix_caching) return 0;
+    int32_t cached =
+        std::min(replicas_[replica].prefixes.cached(flight.prefix_key), flight.prefix_tokens);
+    return std::min(cached, flight.shape.prompt_tokens - 1);
+  }
+
+  // The replica of `pool` the router's policy chooses for `flight`.
+  size_t pick(Pool& pool, const RouterSpec& router, const Flight& flight) {
+    const auto& reps = pool.replicas;
+    switch (router.policy) {
+      case RoutePolicy::kRoundRobin:
+        return reps[pool.next++ % reps.size()];
+      case RoutePolicy::kLeastOutstanding:
+        return *std::min_element(reps.begin(), reps.end(), [&](size_t a, size_t b) {
+          return replicas_[a].engine->outstanding() < replicas_[b].engine->outstanding();
+        });
+      case RoutePolicy::kKvAware:
+        break;
+    }
+    // Dynamo's KV router: cost = weight × blocks still to prefill + blocks in use.
+    size_t best = reps.front();
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (size_t r : reps) {
+      const Engine& engine = *replicas_[r].engine;
+      const double block = spec_.workers[replicas_[r].worker].engine.block_size;
+      const double to_prefill = flight.shape.prompt_tokens - cached_on(r, flight);
+      const double cost = router.kv_overlap_weight * std::ceil(to_prefill / block) +
+                          engine.stats().kv_cache_usage * engine.num_gpu_blocks() +
+                          engine.outstanding() * 1e-3;  // ties: the less loaded
+      if (cost < best_cost) {
+        best_cost = cost;
+        best = r;
+      }
+    }
+    return best;
+  }
+
+  void place(uint64_t id, Flight& flight, size_t replica, int64_t at_ns) {
+    Replica& rep = replicas_[replica];
+    int32_t cached = cached_on(replica, flight);
+    RequestShape shape = flight.shape;
+    if (flight.prefilling) {
+      shape.output_tokens = 1;  // the prefill worker's token is not the client's
+      flight.route.prefill_worker = spec_.workers[rep.worker].name;
+      flight.route.prefill_replica = rep.index;
+    } else {
+      flight.route.worker = spec_.workers[rep.worker].name;
+      flight.route.replica = rep.index;
+    }
+    flight.route.cached_prompt_tokens = std::max(flight.route.cached_prompt_tokens, cached);
+    flight.replica = replica;
+    rep.engine->add_with_kv(id, shape, at_ns, cached);
+    rep.prefixes.remember(flight.prefix_key, flight.prefix_tokens);
+  }
+
+  // The KV of a finished prefill goes to a decode replica: α + bytes / bandwidth, the
+  // bandwidth of min(TP_prefill, TP_decode) GPUs sending in parallel.
+  void hand_over(uint64_t id, Flight& flight, int64_t due_ns) {
+    const RouterSpec& router = spec_.routers[flight.router];
+    const WorkerSpec& from = spec_.workers[replicas_[flight.replica].worker];
+    size_t decode = flight.decode_replica ? *flight.decode_replica
+                                          : pick(serving_[flight.router], router, flight);
+    const WorkerSpec& to = spec_.workers[replicas_[decode].worker];
+    const double bytes = kv_bytes_per_token(spec_.model) * flight.shape.prompt_tokens;
+    const double lanes = std::min(from.hardware.tp, to.hardware.tp);
+    const double seconds =
+        bytes / (router.kv_link.bytes_per_s * from.hardware.efficiency.network * lanes);
+    const int64_t end_ns =
+        due_ns + router.kv_link.latency_ns + router.kv_overhead_ns + std::llround(seconds * 1e9);
+    flight.route.kv_transfer_bytes = bytes;
+    flight.route.kv_transfer_start_ns = due_ns;
+    flight.route.kv_transfer_end_ns = end_ns;
+    flight.prefilling = false;
+    flight.replica = decode;
+    Replica& rep = replicas_[decode];
+    flight.route.worker = to.name;
+    flight.route.replica = rep.index;
+    // The decode worker computes the prompt's last token itself and samples the first token:
+    // the client's first token comes from the decode worker's first step (as Dynamo's does).
+    rep.engine->add_with_kv(id, flight.shape, end_ns, flight.shape.prompt_tokens - 1);
+  }
+
+  // Runs every engine's steps due by now_ns in due order, so a prefill's hand-over reaches
+  // the decode engine before any of its later steps run.
+  void advance_to(int64_t now_ns) {
+    for (;;) {
+      size_t best = replicas_.size();
+      int64_t best_due = 0;
+      for (size_t r = 0; r < replicas_.size(); ++r) {
+        auto due = replicas_[r].engine->next_due_ns();
+        if (due && *due <= now_ns && (best == replicas_.size() || *due < best_due)) {
+          best = r;
+          best_due = *due;
+        }
+      }
+      if (best == replicas_.size()) return;
+      scratch_.clear();
+      replicas_[best].engine->pop_due(best_due, scratch_);
+      for (const TokenEvent& e : scratch_) deliver(e);
+    }
+  }
+
+  void deliver(const TokenEvent& e) {
+    Flight& flight = flights_.at(e.request_id);
+    if (flight.prefilling) {
+      hand_over(e.request_id, flight, e.due_ns);
+      return;
+    }
+    frontends_[flight.frontend]->outbox.push_back(
+        TokenEvent{flight.request_id, e.token_index, e.due_ns, e.last});
+  }
+
+  void forget_finished(Frontend& fe) {
+    for (uint64_t id : fe.finished) {
+      auto it = flights_.find(id);
+      if (it == flights_.end()) continue;
+      fe.internal_ids.erase(it->second.request_id);
+      flights_.erase(it);
+    }
+    fe.finished.clear();
+  }
+
+  Deployment spec_;
+  std::vector<Replica> replicas_;
+  std::vector<Pool> serving_;     // per router: aggregated or decode replicas
+  std::vector<Pool> prefilling_;  // per router: prefill replicas (empty: aggregated)
+  std::vector<std::unique_ptr<Frontend>> frontends_;
+  std::vector<size_t> frontend_router_;
+  std::unordered_map<uint64_t, Flight> flights_;
+  uint64_t next_flight_id_ = 1;
+  std::vector<TokenEvent> scratch_;
+};
+
+std::string Frontend::rejection_reason(RequestShape shape) const {
+  return owner_.rejection_reason(index_, shape);
+}
+void Frontend::add_with_prefix(uint64_t request_id, RequestShape shape, int64_t arrival_ns,
+                               uint64_t prefix_key, int32_t prefix_tokens) {
+  owner_.add(index_, request_id, shape, arrival_ns, prefix_key, prefix_tokens);
+}
+void Frontend::cancel(uint64_t request_id) {
+  owner_.cancel(index_, request_id);
+}
+std::optional<int64_t> Frontend::next_due_ns() const {
+  return owner_.next_due_ns(index_);
+}
+void Frontend::pop_due(int64_t now_ns, std::vector<TokenEvent>& out) {
+  owner_.pop_due(index_, now_ns, out);
+}
+ModelStats Frontend::stats() const {
+  return owner_.stats(index_);
+}
+std::optional<RequestRoute> Frontend::route(uint64_t request_id) const {
+  return owner_.route(index_, request_id);
+}
+
+}  // namespace
+
+std::unique_ptr<DeploymentModel> make_deployment_model(const Deployment& deployment) {
+  return std::make_unique<Deployed>(deployment);
+}
+
+}  // namespace servebench::sim::deploy
