@@ -5,6 +5,7 @@
 // prompt's text are exactly the ids drawn.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,6 +14,8 @@
 #include "core/error.h"
 #include "core/numpy_random.h"
 #include "dataset/dataset.h"
+#include "dataset/test_support.h"
+#include "schedule/schedule.h"
 #include "tokenizer/tokenizer.h"
 
 namespace servebench::dataset {
@@ -20,25 +23,45 @@ namespace {
 
 using tokenizer::TokenId;
 
+struct TextCase {
+  std::vector<std::string> args;
+  std::vector<std::string> values;
+};
 struct Case {
   std::vector<std::string> args;
   std::vector<int64_t> values;
 };
 
-std::vector<Case> cases_named(const std::string& name) {
+std::vector<TextCase> text_cases_named(const std::string& name) {
   std::ifstream in(SERVEBENCH_SOURCE_DIR "/tests/testdata/numpy_expectations.txt");
-  std::vector<Case> cases;
+  std::vector<TextCase> cases;
   std::string line, word;
   while (std::getline(in, line)) {
     std::istringstream words(line);
     if (!(words >> word) || word != name) continue;
-    Case c;
+    TextCase c;
     while (words >> word && word != "|") c.args.push_back(word);
-    while (words >> word) c.values.push_back(std::stoll(word));
+    while (words >> word) c.values.push_back(word);
     cases.push_back(std::move(c));
   }
   EXPECT_FALSE(cases.empty()) << "no " << name << " case in tests/testdata/numpy_expectations.txt";
   return cases;
+}
+
+std::vector<Case> cases_named(const std::string& name) {
+  std::vector<Case> cases;
+  for (const TextCase& t : text_cases_named(name)) {
+    Case c{t.args, {}};
+    for (const std::string& v : t.values) c.values.push_back(std::stoll(v));
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::vector<std::string> texts_of(const std::vector<Prompt>& prompts) {
+  std::vector<std::string> texts;
+  for (const Prompt& p : prompts) texts.push_back(p.text);
+  return texts;
 }
 
 std::vector<Prompt> random_case_prompts(const std::vector<std::string>& args,
@@ -50,6 +73,17 @@ std::vector<Prompt> random_case_prompts(const std::vector<std::string>& args,
   o.range_ratio = std::strtod(args[4].c_str(), nullptr);
   o.prefix_len = std::stoi(args[5]);
   return random_prompts(std::stoull(args[1]), o, tok);
+}
+
+// args: seed, prefix_len, suffix_len, num_prefixes, ... (gen-numpy-expectations.py's order).
+PrefixRepetitionOptions prefix_repetition_case_options(const std::vector<std::string>& args) {
+  PrefixRepetitionOptions o;
+  o.seed = std::stoull(args[0]);
+  o.prefix_len = std::stoi(args[1]);
+  o.suffix_len = std::stoi(args[2]);
+  o.num_prefixes = std::stoi(args[3]);
+  o.shuffle = false;  // vLLM's shuffle (Python's random) comes after; the draw order is compared
+  return o;
 }
 
 TEST(NumpyDraws, RandomPromptsAreVllmsTokenIdsForTheSameSeed) {
@@ -76,12 +110,7 @@ TEST(NumpyDraws, RandomPromptsAreVllmsTokenIdsForTheSameSeed) {
 TEST(NumpyDraws, PrefixRepetitionPromptsAreVllmsTokenIdsAndSayHowFarTheStreamWent) {
   auto tok = tokenizer::make_word_tokenizer();
   for (const Case& c : cases_named("prefix_repetition_prompt")) {
-    PrefixRepetitionOptions o;
-    o.seed = std::stoull(c.args[0]);
-    o.prefix_len = std::stoi(c.args[1]);
-    o.suffix_len = std::stoi(c.args[2]);
-    o.num_prefixes = std::stoi(c.args[3]);
-    o.shuffle = false;  // vLLM's shuffle (Python's random) comes after; the draw order is compared
+    const PrefixRepetitionOptions o = prefix_repetition_case_options(c.args);
     const size_t per_prefix = std::stoull(c.args[4]);
     DatasetReport report;
     const std::vector<Prompt> prompts = prefix_repetition_prompts(
@@ -98,6 +127,46 @@ TEST(NumpyDraws, PrefixRepetitionPromptsAreVllmsTokenIdsAndSayHowFarTheStreamWen
     for (size_t k = 0; k < ids_drawn; ++k) replay.randint(0, tok->vocab_size());
     EXPECT_EQ(report.numpy_global_words, replay.words_drawn());
     EXPECT_GT(report.numpy_global_words, ids_drawn);  // 32000 is not a power of two
+  }
+}
+
+TEST(NumpyDraws, RandomPromptsPadInVllmsOrder) {
+  // The toy tokenizer pads every prompt, some more than once: the padding ids are drawn from
+  // the generator in prompt order, after the prefix, as vLLM draws them. (That the thread count
+  // does not matter: RandomDataset.ReEncodingIsTruncatedOrPaddedToTheTarget.)
+  test_support::CharTokenizer tok(40, false);
+  for (const TextCase& c : text_cases_named("random_toy_prompts")) {
+    RandomOptions o;
+    o.seed = std::stoull(c.args[0]);
+    o.input_len = std::stoi(c.args[2]);
+    o.output_len = 4;
+    o.prefix_len = std::stoi(c.args[3]);
+    EXPECT_EQ(texts_of(random_prompts(std::stoull(c.args[1]), o, tok)), c.values)
+        << "seed " << o.seed;
+  }
+}
+
+TEST(NumpyDraws, PrefixRepetitionPadsFromNumpysGlobalStreamAndTheArrivalsFollowIt) {
+  test_support::CharTokenizer tok(40, false);
+  for (const TextCase& c : text_cases_named("prefix_repetition_toy_prompts")) {
+    const PrefixRepetitionOptions o = prefix_repetition_case_options(c.args);
+    const size_t count = static_cast<size_t>(o.num_prefixes) * std::stoull(c.args[4]);
+    DatasetReport report;
+    EXPECT_EQ(texts_of(prefix_repetition_prompts(count, o, tok, &report)), c.values)
+        << "seed " << o.seed;
+    // vLLM's arrivals draw from the same global stream after the dataset's draws.
+    for (const TextCase& a : text_cases_named("prefix_repetition_toy_arrivals")) {
+      if (a.args[0] != c.args[0]) continue;
+      schedule::ArrivalOptions arrivals{.request_rate = std::strtod(a.args[6].c_str(), nullptr),
+                                        .burstiness = std::strtod(a.args[7].c_str(), nullptr),
+                                        .seed = o.seed,
+                                        .numpy_words_before = report.numpy_global_words};
+      std::vector<int64_t> expected;
+      for (const std::string& v : a.values)
+        expected.push_back(std::llround(std::strtod(v.c_str(), nullptr) * 1e9));
+      EXPECT_EQ(schedule::arrival_times_ns(std::stoull(a.args[5]), arrivals), expected)
+          << "seed " << o.seed;
+    }
   }
 }
 

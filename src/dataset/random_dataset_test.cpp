@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "dataset/dataset.h"
 #include "dataset/synth.h"
+#include "dataset/test_support.h"
 #include "tokenizer/tokenizer.h"
 
 namespace servebench::dataset {
@@ -14,34 +15,7 @@ namespace {
 
 using tokenizer::TokenId;
 
-// One character per token: ids 0..25 are 'a'..'z'. Ids listed as "wide" decode to two letters
-// (so re-encoding yields more tokens than were decoded) and "empty" ones to nothing (fewer).
-class CharTokenizer : public tokenizer::Tokenizer {
- public:
-  CharTokenizer(int32_t vocab, bool extra_token) : vocab_(vocab), extra_token_(extra_token) {}
-  std::vector<TokenId> encode(std::string_view text) const override {
-    std::vector<TokenId> ids;
-    for (char c : text) ids.push_back(c - 'a');
-    if (extra_token_) ids.push_back(0);  // never converges: always one token too many
-    return ids;
-  }
-  std::string decode(std::span<const TokenId> ids) const override {
-    std::string s;
-    for (TokenId id : ids) s += token_text(id);
-    return s;
-  }
-  std::string token_text(TokenId id) const override {
-    if (id < 20) return std::string(1, static_cast<char>('a' + id));
-    if (id < 26) return std::string(2, static_cast<char>('a' + id - 20));  // wide
-    return "";                                                             // empty
-  }
-  int32_t vocab_size() const override { return vocab_; }
-  std::string name() const override { return "test-chars"; }
-
- private:
-  int32_t vocab_;
-  bool extra_token_;
-};
+using test_support::CharTokenizer;
 
 TEST(RandomDataset, LengthsInRangeAndTokenCountsExact) {
   auto tok = tokenizer::make_word_tokenizer();
