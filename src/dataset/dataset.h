@@ -45,7 +45,8 @@ bool parse_token_rule(std::string_view name, RandomTokenRule* rule);
 
 // vLLM's `random` dataset: lengths uniform in [len*(1-r), len*(1+r)], a shared random prefix of
 // prefix_len tokens, then tokens at consecutive vocabulary ids from a random offset, decoded to
-// text and re-encoded so the prompt is exactly its target length.
+// text and re-encoded so the prompt is exactly its target length. Drawn as vLLM draws them, from
+// np.random.default_rng(seed): the same seed, lengths and vocabulary give vLLM's token ids.
 struct RandomOptions {
   int32_t input_len = 1024;
   int32_t output_len = 128;
@@ -60,7 +61,6 @@ struct RandomReport {
   // Sum over prompts of (final tokens - target tokens) when decode/re-encode did not converge
   // within vLLM's 10 retries; 0 with the built-in word tokenizer.
   int64_t token_mismatch = 0;
-  int32_t prefix_token_mismatch = 0;  // the same for the shared prefix
   // kRoundTrip: how many tokens the pool holds (ids are drawn from it); 0 with kVllm.
   int32_t token_pool_size = 0;
   // The integer ranges lengths were drawn from (vLLM logs them).
@@ -71,12 +71,15 @@ struct RandomReport {
 //   input  ~ U{floor(input_len*(1-r)), ceil(input_len*(1+r))} (+ prefix_len)
 //   output ~ U{max(1, floor(output_len*(1-r))), max(1, ceil(output_len*(1+r)))}
 //   ids    = prefix + (offset + index + arange(input)) % vocab, offset ~ U{0, vocab-1}
-// then decode → encode, truncating or padding with random ids, at most 10 times.
+// then decode → encode of the whole sequence, truncating or padding with random ids, at most
+// 10 times. The draws are vLLM's, from np.random.default_rng(seed) (core::NumpyGenerator): all
+// input lengths, all output lengths, all offsets, the prefix, then each prompt's padding in
+// prompt order. vLLM leaves out the tokenizer's special ids (none below vocab_size with the
+// built-in rule, Llama 3, Qwen) and subtracts the special tokens it adds from input_len;
+// servebench's tokenizers expose neither (docs/run.md, "Seeds").
 // With RandomTokenRule::kRoundTrip, offset ~ U{0, pool-1} and the ids are
-// prefix + pool[(offset + index + arange(input)) % pool], the prefix drawn from the pool too;
-// the text is exact without re-encoding (docs/run.md).
-// Random draws come from std::mt19937_64(seed) (not numpy's PCG64): the same seed gives
-// byte-identical prompts here, not the same prompts as vLLM.
+// prefix + pool[(offset + index + arange(input)) % pool], the prefix drawn from the pool too
+// (the same draws over pool positions); the text is exact without re-encoding (docs/run.md).
 // Throws core::Error (usage, naming the --random-* flag) on r outside [0, 1), negative lengths,
 // an output_len < 1, a minimum prompt of 0 tokens, or a tokenizer without a usable pool.
 std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
@@ -88,10 +91,14 @@ std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
 
 // What building prompts found and had to make up; the run prints `notes` as notices.
 struct DatasetReport {
-  size_t rows = 0;                 // records in the file (0 for synthetic datasets)
-  size_t usable = 0;               // records that passed the dataset's filters
-  size_t oversampled = 0;          // prompts drawn again from the usable ones to reach the count
-  int64_t token_mismatch = 0;      // as RandomReport: tokens - target where re-encoding drifted
+  size_t rows = 0;             // records in the file (0 for synthetic datasets)
+  size_t usable = 0;           // records that passed the dataset's filters
+  size_t oversampled = 0;      // prompts drawn again from the usable ones to reach the count
+  int64_t token_mismatch = 0;  // as RandomReport: tokens - target where re-encoding drifted
+  // 32-bit words drawn from numpy's global generator after np.random.seed(seed): vLLM's
+  // prefix_repetition reseeds it and draws its ids from it, before the arrivals draw from it
+  // (schedule::ArrivalOptions::numpy_words_before); 0 for every other dataset.
+  uint64_t numpy_global_words = 0;
   std::vector<std::string> notes;  // one line each: skipped rows, fewer prompts than asked, ...
 };
 
@@ -130,7 +137,9 @@ struct SonnetOptions {
   uint64_t seed = 0;
 };
 // --dataset-name prefix_repetition: num_prefixes random prefixes, count / num_prefixes
-// prompts each (prefix + random suffix), shuffled.
+// prompts each (prefix + random suffix), shuffled. The ids are vLLM's: np.random.seed(seed),
+// then np.random.randint over the vocabulary (core::NumpyRandomState), the prefix before its
+// suffixes, padding from the same stream; the seed must be below 2^32, as numpy's.
 struct PrefixRepetitionOptions {
   int32_t prefix_len = 256, suffix_len = 256, num_prefixes = 10, output_len = 128;
   uint64_t seed = 0;

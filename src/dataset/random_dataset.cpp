@@ -1,10 +1,13 @@
 // vLLM's `random` dataset (vllm/benchmarks/datasets: RandomDataset.sample,
-// gen_prompt_decode_to_target_len), re-implemented for servebench's tokenizer interface.
+// gen_prompt_decode_to_target_len), re-implemented for servebench's tokenizer interface, with
+// its draws from np.random.default_rng(seed) (core::NumpyGenerator) in vLLM's order.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
 
 #include "core/error.h"
+#include "core/numpy_random.h"
 #include "dataset/dataset.h"
 #include "dataset/synth.h"
 #include "dataset/token_pool.h"
@@ -112,61 +115,80 @@ std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
   // Ids (kVllm) or pool positions (kRoundTrip) are drawn below this.
   const uint64_t span = round_trip ? pool->size() : static_cast<uint64_t>(vocab);
 
-  Draw draw(options.seed);
-  // Same draw order as vLLM: all input lengths, all output lengths, all offsets, the prefix.
+  // vLLM's RandomDataset: self._rng = np.random.default_rng(seed), drawn in this order: all input
+  // lengths, all output lengths, all offsets, the prefix, then each prompt's padding in turn.
+  core::NumpyGenerator numpy(options.seed);
   std::vector<int32_t> input_lens(count), output_lens(count);
   std::vector<int64_t> offsets(count);
-  for (auto& v : input_lens) v = static_cast<int32_t>(draw.between(input_low, input_high));
-  for (auto& v : output_lens) v = static_cast<int32_t>(draw.between(output_low, output_high));
-  for (auto& v : offsets) v = static_cast<int64_t>(draw.below(span));
+  for (auto& v : input_lens) v = static_cast<int32_t>(numpy.integers(input_low, input_high + 1));
+  for (auto& v : output_lens) v = static_cast<int32_t>(numpy.integers(output_low, output_high + 1));
+  for (auto& v : offsets) v = numpy.integers(0, static_cast<int64_t>(span));
+  std::vector<TokenId> prefix(static_cast<size_t>(options.prefix_len));
+  for (auto& v : prefix) v = static_cast<TokenId>(numpy.integers(0, static_cast<int64_t>(span)));
 
   if (round_trip) {
-    std::vector<uint32_t> prefix(static_cast<size_t>(options.prefix_len));
-    for (auto& v : prefix) v = static_cast<uint32_t>(draw.below(span));
+    const std::vector<uint32_t> positions(prefix.begin(), prefix.end());
     std::vector<Prompt> prompts(count);
-    fill_round_trip(prompts, *pool, prefix, input_lens, output_lens, offsets);
+    fill_round_trip(prompts, *pool, positions, input_lens, output_lens, offsets);
     if (report) *report = local;
     return prompts;
   }
 
-  std::vector<TokenId> prefix;
-  if (options.prefix_len > 0) {
-    prefix.reserve(static_cast<size_t>(options.prefix_len));
-    for (int32_t i = 0; i < options.prefix_len; ++i) {
-      prefix.push_back(static_cast<TokenId>(draw.below(static_cast<uint64_t>(vocab))));
-    }
-    // Newer vLLM also settles the prefix on its own, so every prompt shares the same text.
-    Converged p = decode_to_target_len(tokenizer, std::move(prefix),
-                                       static_cast<size_t>(options.prefix_len), draw, true);
-    local.prefix_token_mismatch = static_cast<int32_t>(p.mismatch);
-    prefix = std::move(p.ids);
-  }
-
-  // Once lengths and offsets are drawn, prompts are independent: settle them on every core.
-  // Padding draws come from each prompt's own stream, so the prompts do not depend on how many
-  // threads there are.
+  // Prompt i: prefix + (offset_i + i + arange(input_len_i)) % vocab, settled by decode and
+  // re-encode as one sequence (vLLM does not settle the prefix alone).
+  const size_t prefix_size = prefix.size();
+  auto initial_ids = [&](size_t i) {
+    std::vector<TokenId> ids;
+    ids.reserve(prefix_size + static_cast<size_t>(input_lens[i]));
+    ids.assign(prefix.begin(), prefix.end());
+    const int64_t start = offsets[i] + static_cast<int64_t>(i);
+    for (int32_t j = 0; j < input_lens[i]; ++j)
+      ids.push_back(static_cast<TokenId>((start + j) % vocab));
+    return ids;
+  };
   std::vector<Prompt> prompts(count);
   std::vector<int64_t> mismatch(count, 0);
-  auto settle = [&](size_t first, size_t last) {
-    std::vector<TokenId> ids;
-    for (size_t i = first; i < last; ++i) {
-      ids.assign(prefix.begin(), prefix.end());
-      const int64_t start = offsets[i] + static_cast<int64_t>(i);
-      for (int32_t j = 0; j < input_lens[i]; ++j) {
-        ids.push_back(static_cast<TokenId>((start + j) % vocab));
-      }
-      const size_t target =
-          static_cast<size_t>(options.prefix_len) + static_cast<size_t>(input_lens[i]);
-      Draw padding(mix_seed(options.seed, i));
-      Converged c = decode_to_target_len(tokenizer, std::move(ids), target, padding, false);
-      mismatch[i] = c.mismatch;
-      prompts[i].prompt_tokens = static_cast<int32_t>(c.tokens);
-      prompts[i].output_tokens = output_lens[i];
-      prompts[i].text = std::move(c.text);
-      ids.clear();
-    }
+  auto keep = [&](size_t i, Converged& c) {
+    mismatch[i] = c.mismatch;
+    prompts[i].prompt_tokens = static_cast<int32_t>(c.tokens);
+    prompts[i].output_tokens = output_lens[i];
+    prompts[i].text = std::move(c.text);
   };
-  run_in_parallel(count, settle);
+  auto target_of = [&](size_t i) { return prefix_size + static_cast<size_t>(input_lens[i]); };
+  // Once lengths and offsets are drawn, prompts are independent until one needs padding, whose
+  // ids vLLM draws from the same generator in prompt order: settle a block of prompts on every
+  // core, stopping a prompt where it would pad; then go on with those in order, padding from
+  // the generator. Blocks bound the ids kept for the stopped prompts.
+  constexpr size_t kBlock = 8192;
+  const Padding not_now = [](std::vector<TokenId>&, size_t) { return false; };
+  const Padding from_numpy = [&](std::vector<TokenId>& ids, size_t n) {
+    // gen_prompt_decode_to_target_len: rng.integers(0, tokenizer.vocab_size, size=n).
+    for (size_t k = 0; k < n; ++k) ids.push_back(static_cast<TokenId>(numpy.integers(0, vocab)));
+    return true;
+  };
+  std::vector<Converged> stopped;
+  for (size_t block = 0; block < count; block += kBlock) {
+    const size_t size = std::min(kBlock, count - block);
+    stopped.assign(size, Converged{});
+    run_in_parallel(size, [&](size_t first, size_t last) {
+      for (size_t k = first; k < last; ++k) {
+        const size_t i = block + k;
+        Converged c = decode_to_target_len(tokenizer, initial_ids(i), target_of(i), not_now, false);
+        if (c.stopped_for_padding) {
+          stopped[k] = std::move(c);
+        } else {
+          keep(i, c);
+        }
+      }
+    });
+    for (size_t k = 0; k < size; ++k) {
+      if (!stopped[k].stopped_for_padding) continue;
+      const size_t i = block + k;
+      Converged c =
+          resume_after_padding(tokenizer, std::move(stopped[k]), target_of(i), from_numpy, false);
+      keep(i, c);
+    }
+  }
   for (int64_t m : mismatch) local.token_mismatch += m;
   if (report) *report = local;
   return prompts;

@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "dataset/dataset.h"
+#include "dataset/synth.h"
+#include "dataset/test_support.h"
 #include "tokenizer/tokenizer.h"
 
 namespace servebench::dataset {
@@ -13,34 +15,7 @@ namespace {
 
 using tokenizer::TokenId;
 
-// One character per token: ids 0..25 are 'a'..'z'. Ids listed as "wide" decode to two letters
-// (so re-encoding yields more tokens than were decoded) and "empty" ones to nothing (fewer).
-class CharTokenizer : public tokenizer::Tokenizer {
- public:
-  CharTokenizer(int32_t vocab, bool extra_token) : vocab_(vocab), extra_token_(extra_token) {}
-  std::vector<TokenId> encode(std::string_view text) const override {
-    std::vector<TokenId> ids;
-    for (char c : text) ids.push_back(c - 'a');
-    if (extra_token_) ids.push_back(0);  // never converges: always one token too many
-    return ids;
-  }
-  std::string decode(std::span<const TokenId> ids) const override {
-    std::string s;
-    for (TokenId id : ids) s += token_text(id);
-    return s;
-  }
-  std::string token_text(TokenId id) const override {
-    if (id < 20) return std::string(1, static_cast<char>('a' + id));
-    if (id < 26) return std::string(2, static_cast<char>('a' + id - 20));  // wide
-    return "";                                                             // empty
-  }
-  int32_t vocab_size() const override { return vocab_; }
-  std::string name() const override { return "test-chars"; }
-
- private:
-  int32_t vocab_;
-  bool extra_token_;
-};
+using test_support::CharTokenizer;
 
 TEST(RandomDataset, LengthsInRangeAndTokenCountsExact) {
   auto tok = tokenizer::make_word_tokenizer();
@@ -176,20 +151,31 @@ TEST(RandomDataset, ZeroCountGivesNoPrompts) {
 
 TEST(RandomDataset, ReEncodingIsTruncatedOrPaddedToTheTarget) {
   // Vocabulary of 30: ids 20..25 decode to two letters, 26..29 to nothing, so most raw
-  // sequences re-encode to a different length and must be adjusted.
-  CharTokenizer tok(30, false);
-  RandomOptions o;
-  o.input_len = 40;
-  o.output_len = 4;
-  o.prefix_len = 6;
-  o.seed = 11;
-  RandomReport report;
-  auto prompts = random_prompts(50, o, tok, &report);
-  EXPECT_EQ(report.token_mismatch, 0);
-  EXPECT_EQ(report.prefix_token_mismatch, 0);
-  for (const auto& p : prompts) {
-    EXPECT_EQ(p.prompt_tokens, 46);
-    EXPECT_EQ(tok.encode(p.text).size(), 46u);
+  // sequences re-encode to a different length and must be adjusted. Of 40 ids, 14 decode to
+  // nothing, so 40 consecutive ids and 6 prefix ids decode to at most 44 letters: every prompt
+  // is padded.
+  for (const int32_t vocab : {30, 40}) {
+    CharTokenizer tok(vocab, false);
+    RandomOptions o;
+    o.input_len = 40;
+    o.output_len = 4;
+    o.prefix_len = 6;
+    o.seed = 11;
+    RandomReport report;
+    set_parallel_threads(2);
+    auto prompts = random_prompts(600, o, tok, &report);
+    EXPECT_EQ(report.token_mismatch, 0);
+    for (const auto& p : prompts) {
+      EXPECT_EQ(p.prompt_tokens, 46);
+      EXPECT_EQ(tok.encode(p.text).size(), 46u);
+    }
+    // Padding ids come from the one generator in prompt order (as vLLM draws them), however many
+    // threads settle the prompts: 600 prompts split over 2 threads, then all on 1.
+    set_parallel_threads(1);
+    const auto one_thread = random_prompts(600, o, tok);
+    set_parallel_threads(0);
+    for (size_t i = 0; i < prompts.size(); ++i)
+      EXPECT_EQ(prompts[i].text, one_thread[i].text) << "vocab " << vocab << ", prompt " << i;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/numpy_random.h"
 #include "dataset/dataset.h"
 #include "dataset/py_random.h"
 #include "dataset/sampling.h"
@@ -53,16 +54,30 @@ std::vector<Prompt> prefix_repetition_prompts(size_t count, const PrefixRepetiti
                       "must be at least --prefix-repetition-num-prefixes (" +
                           std::to_string(options.num_prefixes) + "), got " + std::to_string(count));
   }
+  // vLLM's PrefixRepetitionRandomDataset reseeds numpy's global generator and draws every id
+  // with np.random.randint(0, vocab_size), padding too (gen_prompt_decode_to_target_len without
+  // an rng), in this order: a prefix, then its suffixes, prefix by prefix.
+  core::NumpyRandomState numpy(core::numpy_legacy_seed(options.seed, "prefix_repetition"));
+  const int32_t vocab = tokenizer.vocab_size();
+  const Padding from_numpy = [&](std::vector<TokenId>& ids, size_t n) {
+    for (size_t k = 0; k < n; ++k) ids.push_back(static_cast<TokenId>(numpy.randint(0, vocab)));
+    return true;
+  };
+  auto numpy_tokens = [&](size_t length) -> Converged {
+    if (length == 0) return {};
+    std::vector<TokenId> ids;
+    ids.reserve(length);
+    from_numpy(ids, length);
+    return decode_to_target_len(tokenizer, std::move(ids), length, from_numpy, true);
+  };
   DatasetReport local;
-  Draw draw(options.seed);
   std::vector<Prompt> prompts;
   prompts.reserve(per_prefix * static_cast<size_t>(options.num_prefixes));
   for (int32_t g = 0; g < options.num_prefixes; ++g) {
-    Converged prefix = exact_tokens(tokenizer, static_cast<size_t>(options.prefix_len), draw, true);
+    Converged prefix = numpy_tokens(static_cast<size_t>(options.prefix_len));
     local.token_mismatch += prefix.mismatch;
     for (size_t i = 0; i < per_prefix; ++i) {
-      Converged suffix =
-          exact_tokens(tokenizer, static_cast<size_t>(options.suffix_len), draw, true);
+      Converged suffix = numpy_tokens(static_cast<size_t>(options.suffix_len));
       std::vector<TokenId> ids = prefix.ids;
       ids.insert(ids.end(), suffix.ids.begin(), suffix.ids.end());
       Prompt p;
@@ -75,6 +90,7 @@ std::vector<Prompt> prefix_repetition_prompts(size_t count, const PrefixRepetiti
       prompts.push_back(std::move(p));
     }
   }
+  local.numpy_global_words = numpy.words_drawn();
   if (prompts.size() < count) {
     local.notes.push_back("prefix_repetition makes --prefix-repetition-num-prefixes x floor(" +
                           std::to_string(count) + " / " + std::to_string(options.num_prefixes) +

@@ -36,10 +36,12 @@ void Draw::append_ids(std::vector<tokenizer::TokenId>& ids, size_t count, int32_
   }
 }
 
-Converged decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<tokenizer::TokenId> ids,
-                               size_t target, Draw& draw, bool want_ids) {
+namespace {
+
+Converged settle(const tokenizer::Tokenizer& tok, std::vector<tokenizer::TokenId> ids,
+                 size_t target, const Padding& pad, bool want_ids, int retries) {
   Converged out;
-  for (int remaining = kMaxRetry;; --remaining) {
+  for (int remaining = retries;; --remaining) {
     out.text = tok.decode(ids);
     if (!want_ids && tok.count(out.text) == target) {
       out.tokens = target;
@@ -53,13 +55,42 @@ Converged decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<toke
     }
     if (ids.size() > target) {
       ids.resize(target);
-    } else {
-      draw.append_ids(ids, target - ids.size(), tok.vocab_size());
+    } else if (!pad(ids, target - ids.size())) {
+      out.stopped_for_padding = true;
+      out.retries_left = remaining;
+      out.ids = std::move(ids);
+      out.text = std::string();  // resume_after_padding decodes again
+      return out;
     }
   }
   out.tokens = ids.size();
   if (want_ids) out.ids = std::move(ids);
   return out;
+}
+
+}  // namespace
+
+Converged decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<tokenizer::TokenId> ids,
+                               size_t target, const Padding& pad, bool want_ids) {
+  return settle(tok, std::move(ids), target, pad, want_ids, kMaxRetry);
+}
+
+Converged resume_after_padding(const tokenizer::Tokenizer& tok, Converged stopped, size_t target,
+                               const Padding& pad, bool want_ids) {
+  std::vector<tokenizer::TokenId> ids = std::move(stopped.ids);
+  pad(ids, target - ids.size());
+  return settle(tok, std::move(ids), target, pad, want_ids, stopped.retries_left - 1);
+}
+
+Converged decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<tokenizer::TokenId> ids,
+                               size_t target, Draw& draw, bool want_ids) {
+  return decode_to_target_len(
+      tok, std::move(ids), target,
+      [&](std::vector<tokenizer::TokenId>& padded, size_t count) {
+        draw.append_ids(padded, count, tok.vocab_size());
+        return true;
+      },
+      want_ids);
 }
 
 void run_in_parallel(size_t count, const std::function<void(size_t, size_t)>& work) {

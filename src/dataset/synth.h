@@ -35,12 +35,29 @@ struct Converged {
   size_t tokens = 0;                    // count(text)
   std::vector<tokenizer::TokenId> ids;  // encode(text), when asked for (else empty)
   int64_t mismatch = 0;                 // final - target when the retry budget ran out, else 0
+  // Padding declined: `ids` holds the re-encoded ids it would have padded and `retries_left`
+  // the adjustments left; resume_after_padding goes on from there.
+  bool stopped_for_padding = false;
+  int retries_left = 0;
 };
 
+// Appends `count` random ids to `ids` and returns true, or returns false to stop before
+// padding: a caller settling prompts in parallel settles such a prompt again later, when it can
+// make the draws in vLLM's order.
+using Padding = std::function<bool(std::vector<tokenizer::TokenId>& ids, size_t count)>;
+
 // Decodes ids and re-encodes the text until it is exactly `target` tokens: longer sequences
-// are truncated, shorter ones padded with random ids from `draw`. After vLLM's 10 adjustments
-// the remaining difference is reported in `mismatch`. Without `want_ids` the text is first
-// only counted (much cheaper than encoding), and encoded only when it must be adjusted.
+// are truncated, shorter ones padded by `pad`. After vLLM's 10 adjustments the remaining
+// difference is reported in `mismatch` (vLLM's gen_prompt_decode_to_target_len). Without
+// `want_ids` the text is first only counted (much cheaper than encoding), and encoded only when
+// it must be adjusted.
+Converged decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<tokenizer::TokenId> ids,
+                               size_t target, const Padding& pad, bool want_ids);
+// Goes on with a settling that stopped for padding: pads its ids with `pad` and settles them
+// with the adjustments it had left, as if it had never stopped.
+Converged resume_after_padding(const tokenizer::Tokenizer& tok, Converged stopped, size_t target,
+                               const Padding& pad, bool want_ids);
+// The same, padding with ids uniform over the vocabulary from `draw`.
 Converged decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<tokenizer::TokenId> ids,
                                size_t target, Draw& draw, bool want_ids);
 

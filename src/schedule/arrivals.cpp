@@ -1,8 +1,11 @@
+// vLLM's arrival process (vllm/benchmarks/serve.py: get_request), drawn from numpy's legacy
+// global generator as vLLM draws it (core/numpy_random.h).
 #include <algorithm>
 #include <cmath>
-#include <random>
+#include <optional>
 
 #include "core/error.h"
+#include "core/numpy_random.h"
 #include "schedule/schedule.h"
 
 namespace servebench::schedule {
@@ -29,22 +32,32 @@ void check_ramp_up(const RampUp& ramp_up) {
   }
 }
 
-// Request i's gap has mean 1 / ramp_up_rate(i); the gaps are accumulated and not rescaled.
-std::vector<int64_t> ramp_up_times_ns(size_t n, const ArrivalOptions& options) {
+// np.random.seed(seed) as vLLM's main does, then past the words a dataset drew from it.
+core::NumpyRandomState numpy_global_state(const ArrivalOptions& options) {
+  core::NumpyRandomState state(core::numpy_legacy_seed(options.seed, "random arrivals"));
+  state.discard(options.numpy_words_before);
+  return state;
+}
+
+// Request i's gap: np.random.gamma(shape=burstiness, scale=1 / (rate_i * burstiness)), or
+// 1 / rate_i with burstiness inf (no draw), accumulated in order as vLLM sums them.
+std::vector<double> cumulative_delays_s(size_t n, const ArrivalOptions& options) {
   const double shape = options.burstiness;
-  std::vector<int64_t> times(n);
-  std::mt19937_64 rng(options.seed);
-  std::gamma_distribution<double> gap;
-  double total_s = 0;
+  std::optional<core::NumpyRandomState> numpy;
+  if (!std::isinf(shape)) numpy.emplace(numpy_global_state(options));
+  std::vector<double> delays(n);
   for (size_t i = 0; i < n; ++i) {
-    const double rate = ramp_up_rate(*options.ramp_up, i, n);
-    if (std::isinf(shape)) {
-      total_s += 1.0 / rate;
-    } else {
-      total_s += gap(rng, std::gamma_distribution<double>::param_type(shape, 1.0 / (rate * shape)));
-    }
-    times[i] = std::llround(total_s * 1e9);
+    const double rate =
+        options.ramp_up ? ramp_up_rate(*options.ramp_up, i, n) : options.request_rate;
+    delays[i] = std::isinf(shape) ? 1.0 / rate : numpy->gamma(shape, 1.0 / (rate * shape));
+    if (i > 0) delays[i] += delays[i - 1];
   }
+  return delays;
+}
+
+std::vector<int64_t> to_ns(const std::vector<double>& delays_s) {
+  std::vector<int64_t> times(delays_s.size());
+  for (size_t i = 0; i < delays_s.size(); ++i) times[i] = std::llround(delays_s[i] * 1e9);
   return times;
 }
 
@@ -68,7 +81,7 @@ std::vector<int64_t> arrival_times_ns(size_t n, const ArrivalOptions& options) {
   if (options.ramp_up) {
     check_burstiness(options.burstiness);
     check_ramp_up(*options.ramp_up);
-    return ramp_up_times_ns(n, options);
+    return to_ns(cumulative_delays_s(n, options));  // not rescaled, as in vLLM
   }
   const double rate = options.request_rate;
   if (std::isnan(rate) || rate <= 0) {
@@ -76,22 +89,17 @@ std::vector<int64_t> arrival_times_ns(size_t n, const ArrivalOptions& options) {
                       "must be a positive number or inf, got " + std::to_string(rate));
   }
   check_burstiness(options.burstiness);
-  std::vector<int64_t> times(n, 0);
-  if (std::isinf(rate) || n == 0) return times;
+  // Rate inf: every delay is 0 and vLLM draws nothing.
+  if (std::isinf(rate) || n == 0) return std::vector<int64_t>(n, 0);
 
-  // Cumulative gaps in seconds; the first request also waits one gap, as in vLLM.
-  std::vector<double> cumulative(n);
-  double total = 0;
-  if (std::isinf(options.burstiness)) {
-    for (size_t i = 0; i < n; ++i) cumulative[i] = total += 1.0 / rate;
-  } else {
-    std::mt19937_64 rng(options.seed);
-    std::gamma_distribution<double> gap(options.burstiness, 1.0 / (rate * options.burstiness));
-    for (size_t i = 0; i < n; ++i) cumulative[i] = total += gap(rng);
+  // vLLM rescales so that the last request is due at n / rate (its factor, then each delay
+  // times it, in the same floating-point steps).
+  std::vector<double> delays = cumulative_delays_s(n, options);
+  if (delays.back() != 0) {
+    const double factor = (static_cast<double>(n) / rate) / delays.back();
+    for (double& delay : delays) delay *= factor;
   }
-  const double scale = total > 0 ? (static_cast<double>(n) / rate) / total : 0.0;
-  for (size_t i = 0; i < n; ++i) times[i] = std::llround(cumulative[i] * scale * 1e9);
-  return times;
+  return to_ns(delays);
 }
 
 std::vector<int64_t> trace_times_ns(const std::vector<int64_t>& trace_offsets_ns,

@@ -2,12 +2,99 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include "core/error.h"
+#include "core/numpy_random.h"
 #include "schedule/schedule.h"
 
 namespace servebench::schedule {
 namespace {
+
+// The lines of tests/testdata/numpy_expectations.txt (scripts/gen-numpy-expectations.py, from
+// Debian's python3-numpy) named `name`: args, then '|', then vLLM's cumulative delays (hex).
+struct VllmCase {
+  std::vector<std::string> args;
+  std::vector<int64_t> times_ns;  // llround(delay_s * 1e9), as arrival_times_ns rounds
+};
+std::vector<VllmCase> vllm_cases(const std::string& name) {
+  std::ifstream in(SERVEBENCH_SOURCE_DIR "/tests/testdata/numpy_expectations.txt");
+  std::vector<VllmCase> cases;
+  std::string line, word;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    if (!(words >> word) || word != name) continue;
+    VllmCase c;
+    while (words >> word && word != "|") c.args.push_back(word);
+    while (words >> word)
+      c.times_ns.push_back(std::llround(std::strtod(word.c_str(), nullptr) * 1e9));
+    cases.push_back(std::move(c));
+  }
+  EXPECT_FALSE(cases.empty()) << "no " << name << " case in tests/testdata/numpy_expectations.txt";
+  return cases;
+}
+double hex_arg(const std::string& text) {
+  return std::strtod(text.c_str(), nullptr);
+}
+
+TEST(Arrivals, SameTimesAsVllmsNumpyGammaDrawsForTheSameSeed) {
+  for (const VllmCase& c : vllm_cases("arrivals")) {
+    ArrivalOptions o{.request_rate = hex_arg(c.args[2]),
+                     .burstiness = hex_arg(c.args[3]),
+                     .seed = std::stoull(c.args[0])};
+    EXPECT_EQ(arrival_times_ns(std::stoull(c.args[1]), o), c.times_ns)
+        << "seed " << c.args[0] << " n " << c.args[1] << " rate " << o.request_rate
+        << " burstiness " << o.burstiness;
+  }
+}
+
+TEST(RampUpArrivals, SameTimesAsVllmsNumpyGammaDrawsForTheSameSeed) {
+  for (const VllmCase& c : vllm_cases("ramp_up")) {
+    ArrivalOptions o{.burstiness = hex_arg(c.args[5]), .seed = std::stoull(c.args[0])};
+    o.ramp_up = RampUp{.strategy = c.args[2] == "exponential" ? RampUpStrategy::kExponential
+                                                              : RampUpStrategy::kLinear,
+                       .start_rps = std::stoll(c.args[3]),
+                       .end_rps = std::stoll(c.args[4])};
+    EXPECT_EQ(arrival_times_ns(std::stoull(c.args[1]), o), c.times_ns)
+        << "seed " << c.args[0] << " " << c.args[2];
+  }
+}
+
+TEST(Arrivals, ContinueVllmsStreamAfterTheDatasetsDrawsFromIt) {
+  // vLLM's prefix_repetition reseeds np.random and draws its token ids with np.random.randint
+  // before the arrivals draw from the same generator: prefix, then its suffixes, per prefix.
+  for (const VllmCase& c : vllm_cases("prefix_repetition_arrivals")) {
+    const uint64_t seed = std::stoull(c.args[0]);
+    const int prefix_len = std::stoi(c.args[1]), suffix_len = std::stoi(c.args[2]);
+    const int prefixes = std::stoi(c.args[3]), per_prefix = std::stoi(c.args[4]);
+    core::NumpyRandomState dataset(static_cast<uint32_t>(seed));
+    for (int g = 0; g < prefixes; ++g) {
+      for (int k = 0; k < prefix_len; ++k) dataset.randint(0, 32000);
+      for (int p = 0; p < per_prefix * suffix_len; ++p) dataset.randint(0, 32000);
+    }
+    ArrivalOptions o{.request_rate = hex_arg(c.args[6]),
+                     .burstiness = hex_arg(c.args[7]),
+                     .seed = seed,
+                     .numpy_words_before = dataset.words_drawn()};
+    EXPECT_EQ(arrival_times_ns(std::stoull(c.args[5]), o), c.times_ns) << "seed " << seed;
+    o.numpy_words_before = 0;
+    EXPECT_NE(arrival_times_ns(std::stoull(c.args[5]), o), c.times_ns) << "seed " << seed;
+  }
+}
+
+TEST(Arrivals, RefusesASeedNumpyRefuses) {
+  ArrivalOptions o{.request_rate = 2.0, .seed = uint64_t{1} << 32};
+  try {
+    arrival_times_ns(3, o);
+    ADD_FAILURE() << "no error";
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.where(), "--seed");
+  }
+  o.seed = UINT32_MAX;
+  EXPECT_EQ(arrival_times_ns(3, o).size(), 3u);
+}
 
 TEST(Arrivals, InfiniteRateSendsEverythingAtStart) {
   auto t = arrival_times_ns(5, {});

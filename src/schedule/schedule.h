@@ -32,18 +32,25 @@ struct ArrivalOptions {
   double request_rate = std::numeric_limits<double>::infinity();
   // Gamma shape: 1 = Poisson, < 1 burstier, > 1 more regular, infinity = constant spacing.
   double burstiness = 1.0;
+  // numpy's np.random.seed(seed), as vLLM's main seeds it: below 2^32.
   uint64_t seed = 0;
   // Set: each request's own rate (ramp_up_rate) instead of request_rate.
   std::optional<RampUp> ramp_up = std::nullopt;
+  // 32-bit words the dataset drew from numpy's global generator after seeding it
+  // (dataset::DatasetReport::numpy_global_words; vLLM's prefix_repetition does), so the gaps
+  // continue the stream where vLLM's do.
+  uint64_t numpy_words_before = 0;
 };
 
 // vLLM's arrival process: gamma inter-arrival gaps with shape = burstiness and mean 1/rate,
 // accumulated, then rescaled so that the last arrival lands exactly at n / rate (vLLM does this
 // to remove the random drift of the total). With ramp_up, request i's gap has mean
 // 1 / ramp_up_rate(i) (exactly that with burstiness inf) and nothing is rescaled, as in vLLM.
-// The first request also waits its gap. Returns n non-decreasing times in ns from t0; the same
-// options give the same times, bit for bit. Throws core::Error (kUsage) on a rate <= 0 or NaN,
-// a burstiness <= 0 or NaN, a ramp-up start_rps <= 0 or an end_rps below it.
+// The first request also waits its gap. The gaps are vLLM's np.random.gamma draws, bit for bit
+// (core::NumpyRandomState), so a seed gives vLLM's times (rounded to ns). Returns n
+// non-decreasing times in ns from t0. Throws core::Error (kUsage) on a rate <= 0 or NaN,
+// a burstiness <= 0 or NaN, a ramp-up start_rps <= 0 or an end_rps below it, a seed >= 2^32
+// when gaps are drawn.
 std::vector<int64_t> arrival_times_ns(size_t n, const ArrivalOptions& options);
 
 // Trace replay: request i is due at trace_offsets_ns[i] * time_scale after t0 (2 = twice as
