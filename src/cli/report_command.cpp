@@ -64,6 +64,10 @@ void write_charts(const ReportFlags& f, std::span<const report::CompareInput> in
     format_name.erase(0, 1);
   }
   const report::ImageFormat format = report::parse_image_format(format_name);
+  if (f.chart == "timeline") {  // every panel on one page (report::timeline_panels)
+    write_report(f.output, report::render_timeline(report::timeline_panels(inputs), format));
+    return;
+  }
   const report::ChartStat stat = report::parse_chart_stat(f.stat);
   const std::vector<report::Series> series =
       report::group_series(inputs, report::parse_series_rule(f.series_by));
@@ -110,9 +114,10 @@ Action add_report_command(CLI::App& app) {
   sub->add_option("--format", flags->format, std::string("Layout: ") + kFormats)
       ->capture_default_str();
   sub->add_option("--output", flags->output, "Write here instead of stdout");
-  sub->add_option("--chart", flags->chart,
-                  "Draw a chart instead of a table: throughput, ttft, tpot, itl, e2el (against "
-                  "load), ttft-vs-throughput … e2el-vs-throughput, or all");
+  sub->add_option(
+      "--chart", flags->chart,
+      "Draw a chart instead of a table: throughput, ttft, tpot, itl, e2el (against "
+      "load), ttft-vs-throughput … e2el-vs-throughput, all, or timeline (each run over time)");
   sub->add_option(
       "--chart-format", flags->chart_format,
       "png, svg or pdf (default: --output's extension); a PDF takes every chart, a page "

@@ -69,6 +69,11 @@ struct ChartPoint {
 struct ChartLine {
   std::string name;
   std::vector<ChartPoint> points;  // by load, then input order
+  // Timelines draw hundreds of points: no markers; a second statistic of a run (p99 beside
+  // p50) dashed in the run's colour; a NaN y is a gap (a window without samples).
+  bool markers = true;
+  bool dashed = false;
+  int color = -1;  // the palette entry; -1: the line's position in the chart
 };
 struct ChartTick {
   double x = 0;
@@ -92,9 +97,24 @@ std::string render_charts(std::span<const ChartData> charts, ImageFormat format)
 ImageFormat parse_image_format(const std::string& name);  // "png", "svg", "pdf"
 const char* image_extension(ImageFormat format);          // "png", "svg", "pdf"
 
+// Timelines (timeline.cpp): a run's quantities over time, one panel per quantity, every run a
+// line of its own colour, x in seconds since the run's start, in windows of 1 s (shorter for a
+// run under 20 s, longer past 20 minutes; or `window_s`). Client panels (requests sent,
+// completed, failed, output tokens/s, in flight, TTFT and ITL p50/p99) come from the run's
+// per-request records: the records JSONL its result names (`servebench.records_file`, or
+// `<result stem>.records.jsonl` beside it), else the result's --save-detailed arrays (vLLM's
+// too). Server panels (running, waiting, KV cache, prompt and generation tokens/s, preemptions,
+// DCGM GPU and node_exporter network series) come from the scraped series a servebench result
+// keeps with --save-detailed (`servebench.server_metrics`, each series' `timeseries`). A panel
+// no run has data for (or only zeros) is left out. Throws core::Error for a malformed records
+// file or series, naming it.
+std::vector<ChartData> timeline_panels(std::span<const CompareInput> inputs, double window_s = 0);
+// The panels on one page, two a row (a dashboard). Throws core::Error when there are none.
+std::string render_timeline(std::span<const ChartData> panels, ImageFormat format);
+
 // One self-contained HTML page: a header with the runs' metadata, the seed tables (vLLM's
-// serving table; the concurrency table on a concurrency sweep), and every chart kind with data
-// as inline SVG. No scripts, no external resources.
+// serving table; the concurrency table on a concurrency sweep), every chart kind with data and
+// the timeline panels as inline SVG. No scripts, no external resources.
 std::string html_report(std::span<const CompareInput> inputs, const SeriesRule& rule,
                         ChartStat stat);
 

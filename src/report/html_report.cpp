@@ -119,6 +119,7 @@ div.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px
 figure { margin: 0; border: 1px solid #dddddd; padding: 8px; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { font-size: 0.85em; color: #555555; margin-top: 4px; }
+p.note { font-size: 0.9em; color: #444444; }
 footer { margin-top: 32px; font-size: 0.8em; color: #666666; }
 )";
 
@@ -198,7 +199,24 @@ std::string html_report(std::span<const CompareInput> inputs, const SeriesRule& 
     html += "</figure>\n";
     ++drawn;
   }
-  html += "</div>\n</section>\n</main>\n";
+  html += "</div>\n</section>\n";
+  const std::vector<ChartData> panels = timeline_panels(inputs);
+  if (!panels.empty()) {
+    html +=
+        "<section>\n<h2>Timelines</h2>\n<p class=\"note\">Each run over time, every run a "
+        "colour. Client panels from the runs' per-request records; \"(server)\", DCGM and "
+        "node_exporter panels from the series scraped during the run (kept with "
+        "--save-detailed).</p>\n<div class=\"charts\">\n";
+    for (const ChartData& panel : panels) {
+      const ChartData one[] = {panel};
+      html += "<figure id=\"" + panel.slug + "\">\n" +
+              inline_svg(render_charts(one, ImageFormat::kSvg), "c" + std::to_string(drawn) + "-") +
+              "\n</figure>\n";
+      ++drawn;
+    }
+    html += "</div>\n</section>\n";
+  }
+  html += "</main>\n";
   html +=
       "<footer>Made by servebench report from result files. Definitions: vLLM's (TTFT, TPOT "
       "first token excluded, ITL per streamed chunk, E2E request latency).</footer>\n"

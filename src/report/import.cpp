@@ -123,12 +123,16 @@ std::string failing_key(const std::string& text) {
   return key;
 }
 
-json parse_file(const std::string& path) {
+std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) bad_input(path, "cannot open the file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string text = python_tokens_to_json(buffer.str());
+  return buffer.str();
+}
+
+json parse_file(const std::string& path) {
+  const std::string text = python_tokens_to_json(read_text(path));
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -216,6 +220,9 @@ std::vector<RunResult> runs_in(json j, const std::string& path) {
   if (j.contains("load_summary") || (j.contains("successes") && j.contains("failures"))) {
     return {importers::inference_perf_run(j, path)};
   }
+  if (importers::is_aiperf_export(j)) return {importers::aiperf_run(j, path)};
+  if (importers::is_genai_perf_export(j)) return {importers::genai_perf_run(j, path)};
+  if (importers::is_sglang_result(j)) return importers::sglang_runs({j}, path);
   if (j.contains("avg_latency") && j.contains("latencies") && j.contains("percentiles")) {
     return {latency_run(std::move(j), path)};
   }
@@ -226,8 +233,8 @@ std::vector<RunResult> runs_in(json j, const std::string& path) {
   if (!j.contains("completed") || !j.contains("request_throughput")) {
     bad_input(path,
               "not a result servebench reads: not a vLLM or servebench serving, latency or "
-              "throughput result, a GuideLLM benchmarks report or an inference-perf lifecycle "
-              "report");
+              "throughput result, a GuideLLM benchmarks report, an inference-perf lifecycle "
+              "report, an AIPerf or genai-perf profile export or a SGLang bench_serving result");
   }
   check_numbers(path, j);
   RunResult run;
@@ -238,9 +245,58 @@ std::vector<RunResult> runs_in(json j, const std::string& path) {
   return {std::move(run)};
 }
 
+// AIPerf's or genai-perf's profile export CSV: the tool by the file's name, else by the header.
+RunResult stats_csv_run(const std::string& path) {
+  const importers::StatsCsv csv = importers::read_stats_csv(read_text(path), path);
+  const std::string name = fs::path(path).filename().string();
+  bool genai_perf = csv.genai_perf_layout;
+  if (name.find("genai_perf") != std::string::npos) genai_perf = true;
+  if (name.find("aiperf") != std::string::npos) genai_perf = false;
+  return genai_perf ? importers::genai_perf_run(csv.stats, path)
+                    : importers::aiperf_run(csv.stats, path);
+}
+
+// SGLang bench_serving's output: one result object a line, appended run after run.
+std::vector<RunResult> jsonl_runs(const std::string& path) {
+  std::vector<json> lines;
+  std::stringstream in(read_text(path));
+  size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = "line " + std::to_string(number) + ": ";
+    json j;
+    try {
+      j = json::parse(python_tokens_to_json(line));
+    } catch (const json::exception& e) {
+      bad_input(path, where + "not valid JSON: " + json_message(e));
+    }
+    if (j.is_object() && j.contains("sent_ns") && j.contains("index")) {
+      bad_input(path, where +
+                          "a servebench per-request records file, not a result (report reads the "
+                          "result JSON beside it)");
+    }
+    if (!importers::is_sglang_result(j)) {
+      bad_input(path, where +
+                          "not a SGLang bench_serving result (no completed and "
+                          "mean_e2e_latency_ms)");
+    }
+    lines.push_back(std::move(j));
+  }
+  if (lines.empty()) bad_input(path, "no result lines");
+  return importers::sglang_runs(lines, path);
+}
+
 }  // namespace
 
 std::vector<RunResult> load_file(const std::string& path) {
+  const std::string extension = fs::path(path).extension().string();
+  try {
+    if (extension == ".csv") return {stats_csv_run(path)};
+    if (extension == ".jsonl") return jsonl_runs(path);
+  } catch (const json::exception& e) {
+    bad_input(path, "not a result servebench reads: " + json_message(e));
+  }
   json j = parse_file(path);
   try {
     return runs_in(std::move(j), path);
@@ -258,6 +314,67 @@ RunResult load_run(const std::string& path) {
   return std::move(runs.front());
 }
 
+namespace {
+
+// JSON files beside results that are not runs: a suite's own summary (`servebench suite` writes
+// it beside the results), several targets' combined figures, inference-perf's per-request list,
+// and the other files of AIPerf's and genai-perf's artifact directories (their inputs,
+// perf_analyzer's raw per-request export, AIPerf's multi-run aggregates, server metrics and
+// outputs).
+bool is_companion_file(const std::string& name) {
+  static const char* const kNames[] = {"summary.json",
+                                       "per_request_lifecycle_metrics.json",
+                                       "inputs.json",
+                                       "llm_inputs.json",
+                                       "profile_export.json",
+                                       "outputs.json",
+                                       "server_metrics_export.json"};
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return name.ends_with(".combined.json") || name.ends_with("_aiperf_aggregate.json") ||
+         name.ends_with("_aiperf_collated.json") || name.ends_with("_telemetry_data.json");
+}
+
+}  // namespace
+
+namespace importers {
+
+void KeyReader::fail(const std::string& key, const std::string& message) const {
+  throw core::Error(core::ErrorKind::kInput, path, key + ": " + message);
+}
+
+const json* KeyReader::object(const json& j, const std::string& key, const std::string& at) const {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return nullptr;
+  if (!it->is_object()) fail(at + key, "not an object");
+  return &*it;
+}
+
+std::optional<double> KeyReader::number(const json& j, const std::string& key,
+                                        const std::string& at) const {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) fail(at + key, "not a number");
+  return it->get<double>();
+}
+
+const json* object_at(const json& j, std::initializer_list<const char*> keys) {
+  const json* at = &j;
+  for (const char* key : keys) {
+    const auto it = at->find(key);
+    if (it == at->end() || !it->is_object()) return nullptr;
+    at = &*it;
+  }
+  return at;
+}
+
+void put(json& out, const std::string& key, const std::optional<double>& v) {
+  if (v) out[key] = *v;
+}
+
+}  // namespace importers
+
 std::vector<RunResult> load_runs(const std::string& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) return load_file(path);
@@ -265,10 +382,8 @@ std::vector<RunResult> load_runs(const std::string& path) {
   bool has_stage_reports = false;
   for (const auto& entry : fs::directory_iterator(path, ec)) {
     const std::string name = entry.path().filename().string();
-    // A suite's own summary (`servebench suite` writes it beside the results) is not a run, nor
-    // are several targets' combined figures or inference-perf's per-request list.
-    if (entry.is_regular_file() && entry.path().extension() == ".json" && name != "summary.json" &&
-        !name.ends_with(".combined.json") && name != "per_request_lifecycle_metrics.json") {
+    if (entry.is_regular_file() && entry.path().extension() == ".json" &&
+        !is_companion_file(name)) {
       files.push_back(entry.path().string());
     }
     if (name.starts_with("stage_") && name.ends_with("_lifecycle_metrics.json")) {

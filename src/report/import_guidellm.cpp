@@ -37,16 +37,6 @@ struct Reader {
   }
 };
 
-const json* object_at(const json& j, std::initializer_list<const char*> keys) {
-  const json* at = &j;
-  for (const char* key : keys) {
-    const auto it = at->find(key);
-    if (it == at->end() || !it->is_object()) return nullptr;
-    at = &*it;
-  }
-  return at;
-}
-
 // GuideLLM's strategy_display_str (benchmark/output.py): "synchronous", "throughput",
 // "concurrent@N", "constant@R" and "poisson@R" with R to 2 decimals.
 std::string strategy_display(const json& strategy, double rate, double streams) {
@@ -54,10 +44,6 @@ std::string strategy_display(const json& strategy, double rate, double streams) 
   if (type == "concurrent") return fmt::format("concurrent@{}", static_cast<int64_t>(streams));
   if (type == "constant" || type == "poisson") return fmt::format("{}@{:.2f}", type, rate);
   return type;
-}
-
-void put(json& out, const std::string& key, const std::optional<double>& v) {
-  if (v) out[key] = *v;
 }
 
 json one_benchmark(const json& b, const Reader& r, const std::string& stem) {

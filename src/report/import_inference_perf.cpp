@@ -17,28 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Reader {
-  std::string path;
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw core::Error(core::ErrorKind::kInput, path, key + ": " + message);
-  }
-  const json* object(const json& j, const std::string& key, const std::string& at) const {
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return nullptr;
-    if (!it->is_object()) fail(at + key, "not an object");
-    return &*it;
-  }
-  std::optional<double> number(const json& j, const std::string& key, const std::string& at) const {
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return std::nullopt;
-    if (!it->is_number()) fail(at + key, "not a number");
-    return it->get<double>();
-  }
-};
-
-void put(json& out, const std::string& key, const std::optional<double>& v) {
-  if (v) out[key] = *v;
-}
+using Reader = KeyReader;
 
 }  // namespace
 

@@ -16,27 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace test_support;
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("servebench_import_test_" + unique())) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  static std::string unique() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    return std::string(info->name());
-  }
-  fs::path path_;
-};
-
 TEST(LoadRun, VllmResultNamedByItsStem) {
   const RunResult run = load_run(testdata_path("results/serving_llama8B_tp1_random_qps_1.json"));
   EXPECT_EQ(run.format, "vllm");
@@ -64,20 +43,6 @@ TEST(LoadRuns, DirectoryInNameOrderFileAlone) {
   EXPECT_EQ(suite[0].test_name, "tp4_pp2_qps_01");
   EXPECT_EQ(suite[2].test_name, "tp4_pp2_qps_16");
   EXPECT_EQ(load_runs(testdata_path("ib/tp4_pp2_qps_04.json")).size(), 1u);
-}
-
-// Every refusal is a core::Error of kind kInput whose text names the file and says what is wrong.
-void expect_refused(const std::string& path, const std::string& what) {
-  try {
-    load_runs(path);
-    ADD_FAILURE() << path << " was accepted";
-  } catch (const core::Error& e) {
-    EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
-    const std::string message = e.what();
-    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
-    EXPECT_NE(message.find(what), std::string::npos) << message;
-    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  }
 }
 
 TEST(LoadRun, RefusesBadFilesNamingThem) {

@@ -3,11 +3,16 @@
 // example figures the console and JSON tests share.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+#include "report/tables.h"
 #include "server_metrics/server_metrics.h"
 
 namespace servebench::report::test_support {
@@ -60,6 +65,42 @@ inline std::vector<std::string> split_cells(const std::string& line) {
 // The cells of a markdown table line, outer pipes dropped.
 inline std::vector<std::string> markdown_cells(const std::string& line) {
   return split_cells(line.substr(1, line.size() - 2));
+}
+
+// A directory of its own for the running test, removed with everything in it.
+class TempDir {
+ public:
+  TempDir()
+      : path_(std::filesystem::temp_directory_path() /
+              ("servebench_report_test_" +
+               std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+    return (path_ / name).string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Every refusal is a core::Error of kind kInput whose one line names the file and says `what`.
+inline void expect_refused(const std::string& path, const std::string& what) {
+  try {
+    load_runs(path);
+    ADD_FAILURE() << path << " was accepted";
+  } catch (const core::Error& e) {
+    EXPECT_EQ(e.kind(), core::ErrorKind::kInput);
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
 }
 
 }  // namespace servebench::report::test_support

@@ -1,0 +1,569 @@
+// Timelines: what a run did second by second, from its per-request records (client side) and
+// from the server's scraped series (server side), one panel per quantity with every run
+// overlaid, as a Grafana dashboard shows a benchmark (seed 003 linked Grafana for this).
+// docs/reports.md ("Timelines") lists the panels and where each comes from.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+
+#include "core/error.h"
+#include "metrics/metrics.h"
+#include "record/record.h"
+#include "report/charts.h"
+#include "report/text_tables.h"
+#include "server_metrics/server_metrics.h"
+
+namespace servebench::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// One request's times in seconds since the run's start; NaN where it did not happen.
+struct RequestTimes {
+  double sent_s = kNan, first_token_s = kNan, end_s = kNan;
+  bool success = false;
+  std::vector<double> chunk_s;       // arrival of every content chunk
+  std::vector<double> chunk_tokens;  // output tokens each chunk carried (spread evenly if unknown)
+};
+
+// `tokens` spread over the chunks when the server did not say how many each carried.
+std::vector<double> spread(double tokens, size_t chunks) {
+  if (chunks == 0) return {};
+  return std::vector<double>(chunks, tokens / static_cast<double>(chunks));
+}
+
+RequestTimes times_of(const record::RequestRecord& r) {
+  RequestTimes t;
+  auto s = [](int64_t ns) { return ns >= 0 ? static_cast<double>(ns) / 1e9 : kNan; };
+  t.sent_s = s(r.sent_ns);
+  t.first_token_s = s(r.first_token_ns);
+  t.success = r.success && r.last_token_ns >= 0;
+  t.end_s = t.success ? s(r.last_token_ns) : (r.done_ns >= 0 ? s(r.done_ns) : s(r.last_token_ns));
+  for (int64_t ns : r.chunk_ns) t.chunk_s.push_back(s(ns));
+  if (r.chunk_tokens.size() == r.chunk_ns.size() && !r.chunk_tokens.empty()) {
+    t.chunk_tokens.assign(r.chunk_tokens.begin(), r.chunk_tokens.end());
+  } else {
+    // A failure's output: what the server said, else what the client counted, else its chunks.
+    double tokens = static_cast<double>(r.chunk_ns.size());
+    if (r.success) {
+      tokens = r.output_tokens();
+    } else if (r.server_completion_tokens >= 0) {
+      tokens = r.server_completion_tokens;
+    } else if (r.client_output_tokens >= 0) {
+      tokens = r.client_output_tokens;
+    }
+    t.chunk_tokens = spread(tokens, r.chunk_ns.size());
+  }
+  return t;
+}
+
+// The records JSONL a servebench run wrote: where its result says, or beside the result (a
+// result and its records moved together keep their names).
+std::optional<std::string> records_path(const RunResult& run) {
+  std::vector<fs::path> candidates;
+  const fs::path source(run.source);
+  const json* ours = run.result.contains("servebench") && run.result["servebench"].is_object()
+                         ? &run.result["servebench"]
+                         : nullptr;
+  if (ours && ours->contains("records_file") && (*ours)["records_file"].is_string()) {
+    const fs::path named((*ours)["records_file"].get<std::string>());
+    candidates.push_back(named);
+    candidates.push_back(source.parent_path() / named.filename());
+  }
+  candidates.push_back(source.parent_path() / (source.stem().string() + ".records.jsonl"));
+  for (const fs::path& p : candidates) {
+    std::error_code ec;
+    if (!p.empty() && fs::is_regular_file(p, ec)) return p.string();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<RequestTimes>> from_records(const RunResult& run) {
+  const auto path = records_path(run);
+  if (!path) return std::nullopt;
+  std::ifstream in(*path, std::ios::binary);
+  if (!in) throw core::Error(core::ErrorKind::kInput, *path, "cannot open the records file");
+  std::vector<RequestTimes> out;
+  size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const record::RequestRecord r =
+        record::from_json_line(line, *path + " line " + std::to_string(number));
+    if (r.warmup || r.sent_ns < 0) continue;  // warmups are not the run; unsent never started
+    out.push_back(times_of(r));
+  }
+  return out;
+}
+
+// vLLM's --save-detailed arrays (servebench writes them too): start_times, ttfts, latencies,
+// itls, output_lens, errors; vLLM's start times are raw perf_counter readings, so the earliest
+// becomes 0.
+std::optional<std::vector<RequestTimes>> from_detailed_arrays(const RunResult& run) {
+  const json& j = run.result;
+  const char* const kArrays[] = {"start_times", "ttfts", "latencies", "itls", "output_lens"};
+  for (const char* key : kArrays) {
+    if (!j.contains(key) || !j[key].is_array()) return std::nullopt;
+  }
+  const size_t n = j["start_times"].size();
+  auto fail = [&](const std::string& key, size_t i, const std::string& what) {
+    throw core::Error(core::ErrorKind::kInput, run.source,
+                      "\"" + key + "\"[" + std::to_string(i) + "]: " + what);
+  };
+  for (const char* key : kArrays) {
+    if (j[key].size() != n) {
+      throw core::Error(core::ErrorKind::kInput, run.source,
+                        std::string("\"") + key + "\": " + std::to_string(j[key].size()) +
+                            " entries where \"start_times\" has " + std::to_string(n));
+    }
+  }
+  auto number = [&](const char* key, size_t i) {
+    const json& v = j[key][i];
+    if (!v.is_number()) fail(key, i, "not a number");
+    return v.get<double>();
+  };
+  double origin = 0;
+  if (run.format == "vllm" && n > 0) {
+    origin = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < n; ++i) origin = std::min(origin, number("start_times", i));
+  }
+  const json* errors = j.contains("errors") && j["errors"].is_array() ? &j["errors"] : nullptr;
+  std::vector<RequestTimes> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    RequestTimes& t = out[i];
+    t.sent_s = number("start_times", i) - origin;
+    const double ttft = number("ttfts", i), latency = number("latencies", i);
+    const bool errored = errors && i < errors->size() && (*errors)[i].is_string() &&
+                         !(*errors)[i].get<std::string>().empty();
+    t.success = latency > 0 && !errored;  // vLLM leaves a failure's latency 0
+    if (ttft > 0) {
+      t.first_token_s = t.sent_s + ttft;
+      t.chunk_s.push_back(t.first_token_s);
+      if (!j["itls"][i].is_array()) fail("itls", i, "not an array");
+      for (const json& gap : j["itls"][i]) {
+        if (!gap.is_number()) fail("itls", i, "holds a gap that is not a number");
+        t.chunk_s.push_back(t.chunk_s.back() + gap.get<double>());
+      }
+    }
+    t.end_s = t.success ? t.sent_s + latency : (t.chunk_s.empty() ? kNan : t.chunk_s.back());
+    const double tokens = t.success ? number("output_lens", i) : t.chunk_s.size();
+    t.chunk_tokens = spread(tokens, t.chunk_s.size());
+  }
+  return out;
+}
+
+// Windows: 1 s, shorter for a run under 20 s (at least 20 windows), longer past 20 minutes (at
+// most about 600), so a chart neither starves nor drowns in points.
+double window_for(double span_s) {
+  if (span_s <= 0) return 1;
+  for (double w : {0.5, 0.25, 0.2, 0.1}) {
+    if (span_s / w >= 20 || w == 0.1) {
+      if (span_s < 20) return w;
+      break;
+    }
+  }
+  for (double w : {1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0}) {
+    if (span_s / w <= 600) return w;
+  }
+  return 60;
+}
+
+double span_of(const std::vector<RequestTimes>& requests) {
+  double end = 0;
+  for (const RequestTimes& t : requests) {
+    for (double v : {t.sent_s, t.end_s, t.first_token_s}) {
+      if (std::isfinite(v)) end = std::max(end, v);
+    }
+    if (!t.chunk_s.empty() && std::isfinite(t.chunk_s.back()))
+      end = std::max(end, t.chunk_s.back());
+  }
+  return end;
+}
+
+// Per-window series of one run's requests; x = the window's middle.
+struct ClientSeries {
+  std::vector<double> sent, completed, failed, tokens, in_flight;
+  std::vector<std::vector<double>> ttft_ms, itl_ms;  // samples per window
+};
+
+ClientSeries client_series(const std::vector<RequestTimes>& requests, double window_s,
+                           size_t windows) {
+  ClientSeries c;
+  for (auto* v : {&c.sent, &c.completed, &c.failed, &c.tokens, &c.in_flight}) v->assign(windows, 0);
+  c.ttft_ms.assign(windows, {});
+  c.itl_ms.assign(windows, {});
+  auto slot = [&](double t) -> std::optional<size_t> {
+    if (!std::isfinite(t) || t < 0) return std::nullopt;
+    return std::min(windows - 1, static_cast<size_t>(t / window_s));
+  };
+  for (const RequestTimes& r : requests) {
+    if (auto w = slot(r.sent_s)) c.sent[*w] += 1;
+    if (auto w = slot(r.end_s)) (r.success ? c.completed : c.failed)[*w] += 1;
+    if (auto w = slot(r.first_token_s)) c.ttft_ms[*w].push_back((r.first_token_s - r.sent_s) * 1e3);
+    for (size_t k = 0; k < r.chunk_s.size(); ++k) {
+      const auto w = slot(r.chunk_s[k]);
+      if (!w) continue;
+      c.tokens[*w] += k < r.chunk_tokens.size() ? r.chunk_tokens[k] : 0;
+      if (k > 0) c.itl_ms[*w].push_back((r.chunk_s[k] - r.chunk_s[k - 1]) * 1e3);
+    }
+    // In flight over [sent, end): its share of each window it overlaps.
+    const double from = std::max(0.0, r.sent_s), to = r.end_s;
+    if (!std::isfinite(from) || !std::isfinite(to) || to <= from) continue;
+    for (size_t w = *slot(from); w < windows && static_cast<double>(w) * window_s < to; ++w) {
+      const double lo = std::max(from, static_cast<double>(w) * window_s);
+      const double hi = std::min(to, static_cast<double>(w + 1) * window_s);
+      if (hi > lo) c.in_flight[w] += hi - lo;
+    }
+  }
+  for (auto* v : {&c.sent, &c.completed, &c.failed, &c.tokens, &c.in_flight}) {
+    for (double& x : *v) x /= window_s;  // per second; in flight: the time-average
+  }
+  return c;
+}
+
+// ---- server series ----
+
+using Points = std::vector<std::pair<double, double>>;  // (t s, value), t ascending
+
+Points timeseries_of(const json& series, const std::string& where, const std::string& source) {
+  Points out;
+  const auto it = series.find("timeseries");
+  if (it == series.end()) return out;
+  if (!it->is_array()) {
+    throw core::Error(core::ErrorKind::kInput, source, where + ".timeseries: not an array");
+  }
+  for (const json& p : *it) {
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number()) {
+      throw core::Error(core::ErrorKind::kInput, source,
+                        where + ".timeseries: not [t, value] pairs");
+    }
+    out.emplace_back(p[0].get<double>(), p[1].is_number() ? p[1].get<double>() : kNan);
+  }
+  return out;
+}
+
+// A counter's rate at each scrape over about one window back (resets count from 0, as
+// Prometheus' rate() does), so that server rates are as smooth as the client's.
+Points rate_of(const Points& counter, double window_s) {
+  Points out;
+  std::vector<double> increase(counter.size(), 0);
+  for (size_t i = 1; i < counter.size(); ++i) {
+    const double dv = counter[i].second - counter[i - 1].second;
+    increase[i] = increase[i - 1] + (std::isfinite(dv) ? (dv >= 0 ? dv : counter[i].second) : 0);
+  }
+  size_t from = 0;
+  for (size_t i = 1; i < counter.size(); ++i) {
+    while (from + 1 < i && counter[i].first - counter[from + 1].first >= window_s) ++from;
+    const double dt = counter[i].first - counter[from].first;
+    if (dt > 0) out.emplace_back(counter[i].first, (increase[i] - increase[from]) / dt);
+  }
+  return out;
+}
+
+enum class Combine { kSum, kMax, kMean };
+
+// Several series as one: at every time any of them has, the latest value of each so far.
+Points combine(const std::vector<Points>& parts, Combine how) {
+  std::map<double, int> times;
+  for (const Points& p : parts) {
+    for (const auto& [t, v] : p) times[t] = 0;
+  }
+  Points out;
+  std::vector<size_t> next(parts.size(), 0);
+  for (const auto& [t, unused] : times) {
+    double sum = 0, max = -std::numeric_limits<double>::infinity();
+    size_t count = 0;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      while (next[k] < parts[k].size() && parts[k][next[k]].first <= t) ++next[k];
+      if (next[k] == 0) continue;
+      const double v = parts[k][next[k] - 1].second;
+      if (!std::isfinite(v)) continue;
+      sum += v;
+      max = std::max(max, v);
+      ++count;
+    }
+    if (count == 0) continue;
+    out.emplace_back(t, how == Combine::kSum   ? sum
+                        : how == Combine::kMax ? max
+                                               : sum / static_cast<double>(count));
+  }
+  return out;
+}
+
+struct ServerPanel {
+  const char* slug;
+  const char* title;
+  const char* y_label;
+  std::vector<std::string> names;  // the family under any of its names, first found per endpoint
+  bool counter;                    // drawn as a rate
+  Combine combine;
+  double scale;
+  const char* skip_label = "";  // a series whose `device` label is this is left out ("lo")
+};
+
+std::vector<ServerPanel> server_panels() {
+  auto known = [](const char* key) {
+    for (const server_metrics::KnownMetric& m : server_metrics::known_metrics()) {
+      if (std::string(m.key) == key)
+        return std::vector<std::string>(m.names.begin(), m.names.end());
+    }
+    return std::vector<std::string>{};
+  };
+  return {
+      {"server-running", "Running requests (server)", "requests", known("running_requests"), false,
+       Combine::kSum, 1},
+      {"server-waiting", "Waiting requests (server)", "requests", known("waiting_requests"), false,
+       Combine::kSum, 1},
+      {"server-kv-cache", "KV cache usage (server)", "%", known("kv_cache_usage_pct"), false,
+       Combine::kMax, 100},
+      {"server-prompt-tokens", "Prompt tokens per second (server)", "tok/s", known("prompt_tokens"),
+       true, Combine::kSum, 1},
+      {"server-generation-tokens", "Generation tokens per second (server)", "tok/s",
+       known("generation_tokens"), true, Combine::kSum, 1},
+      {"server-preemptions", "Preemptions per second (server)", "1/s", known("preemptions"), true,
+       Combine::kSum, 1},
+      // NVIDIA's DCGM exporter (dcgm-exporter's default counters), when scraped.
+      {"gpu-utilization",
+       "GPU utilization (DCGM, mean over GPUs)",
+       "%",
+       {"DCGM_FI_DEV_GPU_UTIL"},
+       false,
+       Combine::kMean,
+       1},
+      {"gpu-power",
+       "GPU power (DCGM, all GPUs)",
+       "W",
+       {"DCGM_FI_DEV_POWER_USAGE"},
+       false,
+       Combine::kSum,
+       1},
+      {"gpu-memory",
+       "GPU memory used (DCGM, all GPUs)",
+       "GiB",
+       {"DCGM_FI_DEV_FB_USED"},
+       false,
+       Combine::kSum,
+       1.0 / 1024},
+      // node_exporter's network and InfiniBand byte counters, when scraped.
+      {"network-receive",
+       "Network received (node_exporter)",
+       "MB/s",
+       {"node_network_receive_bytes_total", "node_network_receive_bytes"},
+       true,
+       Combine::kSum,
+       1e-6,
+       "lo"},
+      {"network-transmit",
+       "Network sent (node_exporter)",
+       "MB/s",
+       {"node_network_transmit_bytes_total", "node_network_transmit_bytes"},
+       true,
+       Combine::kSum,
+       1e-6,
+       "lo"},
+      {"infiniband-receive",
+       "InfiniBand received (node_exporter)",
+       "MB/s",
+       {"node_infiniband_port_data_received_bytes_total"},
+       true,
+       Combine::kSum,
+       1e-6},
+      {"infiniband-transmit",
+       "InfiniBand sent (node_exporter)",
+       "MB/s",
+       {"node_infiniband_port_data_transmitted_bytes_total"},
+       true,
+       Combine::kSum,
+       1e-6},
+  };
+}
+
+// One panel's line for one run, from the result's scraped series (empty without timeseries).
+Points server_line(const RunResult& run, const ServerPanel& panel, double window_s) {
+  const json* endpoints = nullptr;
+  if (run.result.contains("servebench") && run.result["servebench"].is_object()) {
+    const json& sb = run.result["servebench"];
+    if (sb.contains("server_metrics") && sb["server_metrics"].is_object() &&
+        sb["server_metrics"].contains("endpoints") && sb["server_metrics"]["endpoints"].is_array())
+      endpoints = &sb["server_metrics"]["endpoints"];
+  }
+  if (!endpoints) return {};
+  std::vector<Points> parts;
+  for (size_t e = 0; e < endpoints->size(); ++e) {
+    const json& endpoint = (*endpoints)[e];
+    if (!endpoint.is_object() || !endpoint.contains("metrics") || !endpoint["metrics"].is_object())
+      continue;
+    for (const std::string& name : panel.names) {
+      const auto family = endpoint["metrics"].find(name);
+      if (family == endpoint["metrics"].end() || !family->is_object() ||
+          !family->contains("series") || !(*family)["series"].is_array())
+        continue;
+      const std::string where = "servebench.server_metrics.endpoints[" + std::to_string(e) +
+                                "].metrics." + name + ".series";
+      std::vector<Points> series;
+      for (const json& s : (*family)["series"]) {
+        if (!s.is_object()) continue;
+        const json labels = s.value("labels", json::object());
+        if (*panel.skip_label && labels.is_object() &&
+            labels.value("device", std::string()) == panel.skip_label)
+          continue;
+        Points p = timeseries_of(s, where, run.source);
+        if (p.empty()) continue;
+        series.push_back(panel.counter ? rate_of(p, window_s) : std::move(p));
+      }
+      if (!series.empty()) parts.push_back(combine(series, panel.combine));
+      break;  // the first name this endpoint exposes
+    }
+  }
+  // The mean of the values in each window, at the window's middle, as the client's panels.
+  std::map<int64_t, std::pair<double, int>> windows;
+  for (const auto& [t, v] : combine(parts, panel.combine)) {
+    if (t < 0) continue;  // the baseline scrape just before the start
+    auto& [sum, count] = windows[static_cast<int64_t>(std::floor(t / window_s))];
+    sum += v;
+    ++count;
+  }
+  Points out;
+  for (const auto& [w, sum_count] : windows) {
+    out.emplace_back((static_cast<double>(w) + 0.5) * window_s,
+                     sum_count.first / sum_count.second * panel.scale);
+  }
+  return out;
+}
+
+struct PanelLines {
+  ChartData chart;
+  bool any_nonzero = false;
+};
+
+}  // namespace
+
+std::vector<ChartData> timeline_panels(std::span<const CompareInput> inputs, double window_s) {
+  struct Run {
+    std::string name;
+    const RunResult* result;
+    std::optional<std::vector<RequestTimes>> requests;
+  };
+  std::vector<Run> runs;
+  std::map<std::string, int> name_count;
+  for (const CompareInput& input : inputs) {
+    for (const RunResult& r : input.runs) ++name_count[r.test_name];
+  }
+  double span = 0;
+  for (const CompareInput& input : inputs) {
+    for (const RunResult& r : input.runs) {
+      Run run{name_count[r.test_name] > 1 ? input.name + "/" + r.test_name : r.test_name, &r,
+              from_records(r)};
+      if (!run.requests) run.requests = from_detailed_arrays(r);
+      if (run.requests) span = std::max(span, span_of(*run.requests));
+      runs.push_back(std::move(run));
+    }
+  }
+  const double w = window_s > 0 ? window_s : window_for(span);
+  const size_t windows = std::max<size_t>(1, static_cast<size_t>(std::ceil(span / w)));
+
+  // The client's panels, in the order of ClientSeries' rates, then TTFT and ITL.
+  const char* const kClient[][3] = {
+      {"sent", "Requests sent per second", "req/s"},
+      {"completed", "Requests completed per second", "req/s"},
+      {"failed", "Requests failed per second", "req/s"},
+      {"output-tokens", "Output tokens per second (client)", "tok/s"},
+      {"in-flight", "Requests in flight (client, time-averaged)", "requests"},
+      {"ttft", "TTFT (by first token): p50 solid, p99 dashed", "ms"},
+      {"itl", "ITL (per chunk, by arrival): p50 solid, p99 dashed", "ms"}};
+  std::vector<PanelLines> client(std::size(kClient)), server;
+  for (size_t k = 0; k < client.size(); ++k) {
+    client[k].chart.slug = std::string("timeline-") + kClient[k][0];
+    client[k].chart.title = kClient[k][1];
+    client[k].chart.y_label = kClient[k][2];
+    client[k].chart.y_key = client[k].chart.slug;
+  }
+  const std::vector<ServerPanel> panels = server_panels();
+  server.resize(panels.size());
+  for (size_t k = 0; k < panels.size(); ++k) {
+    server[k].chart.slug = std::string("timeline-") + panels[k].slug;
+    server[k].chart.title = panels[k].title;
+    server[k].chart.y_label = panels[k].y_label;
+    server[k].chart.y_key = server[k].chart.slug;
+  }
+
+  double x_max = span;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Run& run = runs[i];
+    const int color = static_cast<int>(i);
+    auto line = [&](const std::string& name, bool dashed) {
+      ChartLine l;
+      l.name = name;
+      l.markers = false;
+      l.dashed = dashed;
+      l.color = color;
+      return l;
+    };
+    if (run.requests) {
+      // Each run's lines end with its own last window.
+      const size_t run_windows = std::clamp<size_t>(
+          static_cast<size_t>(std::ceil(span_of(*run.requests) / w)), 1, windows);
+      const ClientSeries c = client_series(*run.requests, w, run_windows);
+      const std::vector<double>* rates[] = {&c.sent, &c.completed, &c.failed, &c.tokens,
+                                            &c.in_flight};
+      for (size_t k = 0; k < 5; ++k) {
+        ChartLine l = line(run.name, false);
+        for (size_t x = 0; x < run_windows; ++x) {
+          l.points.push_back({(static_cast<double>(x) + 0.5) * w, (*rates[k])[x], false});
+          client[k].any_nonzero = client[k].any_nonzero || (*rates[k])[x] > 0;
+        }
+        client[k].chart.lines.push_back(std::move(l));
+      }
+      const std::vector<std::vector<double>>* samples[] = {&c.ttft_ms, &c.itl_ms};
+      for (size_t k = 0; k < 2; ++k) {
+        ChartLine p50 = line(run.name + " p50", false), p99 = line(run.name + " p99", true);
+        for (size_t x = 0; x < run_windows; ++x) {
+          const double mid = (static_cast<double>(x) + 0.5) * w;
+          const std::vector<double>& s = (*samples[k])[x];
+          if (s.empty()) {
+            p50.points.push_back({mid, kNan, false});
+            p99.points.push_back({mid, kNan, false});
+            continue;
+          }
+          const metrics::Distribution d = metrics::summarize(s, {50, 99});
+          p50.points.push_back({mid, d.percentiles[0].second, false});
+          p99.points.push_back({mid, d.percentiles[1].second, false});
+          client[5 + k].any_nonzero = true;
+        }
+        client[5 + k].chart.lines.push_back(std::move(p50));
+        client[5 + k].chart.lines.push_back(std::move(p99));
+      }
+    }
+    for (size_t k = 0; k < panels.size(); ++k) {
+      const Points points = server_line(*run.result, panels[k], w);
+      if (points.empty()) continue;
+      ChartLine l = line(run.name, false);
+      for (const auto& [t, v] : points) {
+        l.points.push_back({t, v, false});
+        server[k].any_nonzero = server[k].any_nonzero || v > 0;
+        x_max = std::max(x_max, t);
+      }
+      server[k].chart.lines.push_back(std::move(l));
+    }
+  }
+
+  std::vector<ChartData> out;
+  for (std::vector<PanelLines>* group : {&client, &server}) {
+    for (PanelLines& p : *group) {
+      // A panel of zeros says nothing (no failures, no preemptions): left out.
+      if (p.chart.lines.empty() || !p.any_nonzero) continue;
+      p.chart.x_label = "Seconds since the run's start (windows of " + text::python_g(w) + " s)";
+      p.chart.x_min = 0;
+      p.chart.x_max = x_max > 0 ? x_max * 1.02 : 1;
+      out.push_back(std::move(p.chart));
+    }
+  }
+  return out;
+}
+
+}  // namespace servebench::report
