@@ -25,6 +25,11 @@
 
 namespace servebench::client::detail {
 
+// Responses this long (planned tokens on average) make a 50 µs later read of a stream's end
+// a small part of it: the loop gathers arrivals (gather_arrivals) even while a request waits
+// for the concurrency slot that end frees.
+constexpr int64_t kLongResponseTokens = 64;
+
 // epoll tags of the loop's own fds; a transport's tags are fds or pointers, never these.
 constexpr uint64_t kPaceTag = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t kWakeTag = std::numeric_limits<uint64_t>::max() - 1;
@@ -77,6 +82,12 @@ struct EventLoop::Impl {
   bool delivers_when_idle = false;
   // The next send is within kSpinNs: epoll_wait does not wait (arm_pace_timer).
   bool in_send_window = false;
+  // Ready sockets counted since arrivals_window_start_ns, and their rate over the last window
+  // (gather_arrivals).
+  bool long_responses = false;  // the plan's responses average kLongResponseTokens or more
+  int64_t arrivals_window_start_ns = 0;
+  uint32_t arrivals_in_window = 0;
+  double arrivals_per_ms = 0;
 
   Impl(RunShared& s, EventLoop* loop, std::vector<const PlannedRequest*> p)
       : shared(s), self(loop), plan(std::move(p)) {}
@@ -104,6 +115,7 @@ struct EventLoop::Impl {
   void dispatch_due_on_open_connections();
   void dispatch_due();
   void arm_pace_timer();
+  void gather_arrivals();
   bool stop_requested() const;
   int epoll_timeout_ms(int64_t now_abs);
   void run();

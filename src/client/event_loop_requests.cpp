@@ -60,6 +60,9 @@ void EventLoop::Impl::prepare() {
       if (p.plan->follows >= 0) throw_bad_link(p);
   }
   remaining = requests.size();
+  int64_t planned_tokens = 0;
+  for (const PlannedRequest* request : plan) planned_tokens += std::max(0, request->max_tokens);
+  long_responses = planned_tokens >= kLongResponseTokens * static_cast<int64_t>(plan.size());
 
   epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd < 0) throw_loop_error("epoll_create1");
