@@ -27,8 +27,10 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--config", choices=["batched", "paced", "sim-paced"], default="batched")
     ap.add_argument("--reps", type=int, default=9)
+    ap.add_argument("--fifo", action="store_true", help="servers and clients at SCHED_FIFO (benchlib.set_fifo)")
     ap.add_argument("clients", nargs="+", help="NAME=SERVEBENCH_BINARY")
     args = ap.parse_args()
+    bl.set_fifo(args.fifo)
     paths = bl.Paths(args.build)
     cfg = bc.CPU_CONFIGS[args.config]
     clients = [c.split("=", 1) for c in args.clients]

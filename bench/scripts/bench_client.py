@@ -466,7 +466,9 @@ def main():
     ap.add_argument("--error-streams", default="256,1000")
     ap.add_argument("--engines", default="http1,curl", help="servebench --http-engine values to measure")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--fifo", action="store_true", help="servers and clients at SCHED_FIFO (benchlib.set_fifo)")
     args = ap.parse_args()
+    bl.set_fifo(args.fifo)
     paths = bl.Paths(args.build)
     paths.require("servebench", "floor_sse_server", "floor_reader", "floor_pacer")
     sections = [s for s in args.sections.split(",") if s]

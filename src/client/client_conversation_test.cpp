@@ -4,41 +4,20 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <functional>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "client/client.h"
 #include "client/testing/client_runs.h"
 #include "client/testing/script_server.h"
-#include "core/clock.h"
 #include "core/error.h"
 
-namespace servebench::client {
+namespace servebench::client::testing {
 namespace {
 
 using record::RequestRecord;
-using testing::body_options;
-using testing::ClientRun;
-using testing::completion_events;
-using testing::endpoint_for;
-using testing::expect_one_record_each;
-using testing::expected_text;
-using testing::make_plan;
-using testing::openai_error;
-using testing::Reply;
-using testing::Request;
-using testing::request_index;
-using testing::run_plan;
-using testing::RunResult;
-using testing::ScriptServer;
 
 // --- run: multi-turn conversations
 
@@ -218,4 +197,4 @@ TEST_P(ClientRun, ATurnWithoutItsPreviousTurnIsRefusedBeforeSending) {
 }
 
 }  // namespace
-}  // namespace servebench::client
+}  // namespace servebench::client::testing

@@ -4,11 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <functional>
-#include <map>
-#include <memory>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,24 +15,10 @@
 #include "core/clock.h"
 #include "core/error.h"
 
-namespace servebench::client {
+namespace servebench::client::testing {
 namespace {
 
 using record::RequestRecord;
-using testing::body_options;
-using testing::ClientRun;
-using testing::completion_events;
-using testing::endpoint_for;
-using testing::expect_one_record_each;
-using testing::make_plan;
-using testing::Reply;
-using testing::Request;
-using testing::request_index;
-using testing::run_plan;
-using testing::RunResult;
-using testing::ScriptServer;
-using testing::seconds_since;
-using testing::word_tokenizer;
 
 // --- run: pacing and concurrency
 
@@ -325,4 +306,4 @@ TEST_P(ClientRun, BadExtraBodyThrowsBeforeSending) {
 }
 
 }  // namespace
-}  // namespace servebench::client
+}  // namespace servebench::client::testing

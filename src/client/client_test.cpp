@@ -4,16 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <functional>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "client/client.h"
@@ -23,31 +16,10 @@
 #include "core/clock.h"
 #include "core/error.h"
 
-namespace servebench::client {
+namespace servebench::client::testing {
 namespace {
 
 using record::RequestRecord;
-using testing::asked_continuous_usage;
-using testing::body_options;
-using testing::ClientRun;
-using testing::closed_port;
-using testing::completion_events;
-using testing::current_engine;
-using testing::endpoint_for;
-using testing::engine_name;
-using testing::expect_one_record_each;
-using testing::expected_text;
-using testing::kApiKey;
-using testing::kPromptTokens;
-using testing::make_plan;
-using testing::openai_error;
-using testing::Reply;
-using testing::Request;
-using testing::request_index;
-using testing::run_plan;
-using testing::RunResult;
-using testing::ScriptServer;
-using testing::seconds_since;
 
 // --- run: normal streams
 
@@ -548,4 +520,4 @@ TEST(WaitUntilReady, PerRequestTimeoutBoundsEachAttempt) {
 }
 
 }  // namespace
-}  // namespace servebench::client
+}  // namespace servebench::client::testing

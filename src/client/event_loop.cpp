@@ -188,7 +188,9 @@ void EventLoop::Impl::gather_arrivals() {
   const auto gather_ns =
       std::min(kMaxGatherNs, static_cast<int64_t>(kGatherArrivals * 1e6 / arrivals_per_ms));
   int64_t until = now + gather_ns;
-  if (next < paced.size()) until = std::min(until, t0 + paced[next]->intended_ns - kSpinNs);
+  // A held request goes when a slot frees, not at its time.
+  if (!next_held && next < paced.size())
+    until = std::min(until, t0 + paced[next]->intended_ns - kSpinNs);
   if (until - now < gather_ns / 2) return;
   const timespec wake{static_cast<time_t>(until / 1'000'000'000),
                       static_cast<long>(until % 1'000'000'000)};

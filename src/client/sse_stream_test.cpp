@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,12 +12,6 @@ namespace servebench::client::detail {
 namespace {
 
 using record::RequestRecord;
-using testing::expect_same;
-using testing::read_body;
-using testing::Result;
-using testing::sse;
-using testing::text_event;
-using testing::usage_event;
 
 TEST(StreamReader, CompletionStream) {
   std::string body = sse({text_event(" Hello"), text_event(" world"), text_event("!", "length"),

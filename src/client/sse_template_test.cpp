@@ -15,12 +15,6 @@ namespace servebench::client::detail {
 namespace {
 
 using record::RequestRecord;
-using testing::expect_same;
-using testing::read_body;
-using testing::Result;
-using testing::sse;
-using testing::text_event;
-using testing::usage_event;
 
 // Real event shapes, one token each: `text` is JSON string content (already escaped).
 std::string vllm_completion_event(std::string_view text, int completion_tokens,

@@ -4,10 +4,7 @@
 
 #include "client/sse_stream.h"
 
-namespace servebench::client::testing {
-
-using detail::ParseScratch;
-using detail::StreamReader;
+namespace servebench::client::detail {
 
 std::string text_event(const std::string& text, const char* finish_reason, int completion_tokens) {
   std::string event = R"({"id":"cmpl-1","object":"text_completion","created":1,"model":"m",)"
@@ -69,4 +66,4 @@ void expect_same(const Result& a, const Result& b, const std::string& context) {
   EXPECT_EQ(a.failed, b.failed) << context;
 }
 
-}  // namespace servebench::client::testing
+}  // namespace servebench::client::detail

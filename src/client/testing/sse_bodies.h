@@ -11,7 +11,7 @@
 
 #include "record/record.h"
 
-namespace servebench::client::testing {
+namespace servebench::client::detail {
 
 // One completions chunk as vLLM streams it.
 std::string text_event(const std::string& text, const char* finish_reason = nullptr,
@@ -39,4 +39,4 @@ Result read_body(std::string_view body, size_t piece_bytes = 0, int64_t now_ns =
 // The same record, outcome and counts (`context` names the case in a failure).
 void expect_same(const Result& a, const Result& b, const std::string& context);
 
-}  // namespace servebench::client::testing
+}  // namespace servebench::client::detail
