@@ -47,8 +47,8 @@ constexpr int64_t kIdleDeliveryNs = 20'000;
 // Records delivered while spinning towards a send stop this long before it is due.
 constexpr int64_t kDeliveryMarginNs = 1'000;
 constexpr int kMaxEvents = 256;
-// Kernel-stamped arrivals of several streams tens of µs apart are let gather before the loop
-// looks at its sockets, for as long as kGatherArrivals of them take at the recent rate, at most
+// When the loop finds no socket ready, kernel-stamped arrivals of several streams tens of µs
+// apart are let gather for as long as kGatherArrivals of them take at the recent rate, at most
 // kMaxGatherNs: one wake-up then reads them all, where each used to cost one (a gather that
 // finds none costs a second wake-up, hence several).
 constexpr double kGatherArrivals = 3;
@@ -167,14 +167,14 @@ void EventLoop::Impl::arm_pace_timer() {
 // own clock (servebench sim, a real engine's requests), events of different streams come tens
 // of µs apart, and a loop that keeps up woke for each one: against servebench sim its CPU per
 // event was 1.27-1.41x floor_reader's, mostly the kernel's work to sleep and wake it
-// (docs/performance.md). Sleeping a little first lets them gather when the kernel stamps
-// arrivals, so that a late read costs no accuracy (a chunk's time is its segment's arrival;
-// segments of one stream that arrive together share the later one's stamp, as they do when a
-// loop is busy). Not near a paced send, not when too few sockets were ready lately for a gather
-// to find one, and not when a read may free a concurrency slot or a conversation someone waits
-// for, unless responses are long (then the wait is a small part of one).
-void EventLoop::Impl::gather_arrivals() {
-  const int64_t now = core::mono_ns();
+// (docs/performance.md). When nothing is ready, sleeping a little first lets the next ones
+// gather; the kernel stamps arrivals, so a late read costs no accuracy (a chunk's time is its
+// segment's arrival; segments of one stream read together share the later one's stamp, as they
+// do when a loop is busy). The end of such a gather, or 0 for none: not near a paced send, not
+// right after a gather that found nothing, not when too few sockets were ready lately for a
+// gather to find one, and not when a read may free a concurrency slot or a conversation someone
+// waits for, unless responses are long (then the wait is a small part of one).
+int64_t EventLoop::Impl::gather_until_ns(int64_t now) {
   if (now - arrivals_window_start_ns >= kArrivalWindowNs) {
     arrivals_per_ms = static_cast<double>(arrivals_in_window) * 1e6 /
                       static_cast<double>(now - arrivals_window_start_ns);
@@ -182,19 +182,16 @@ void EventLoop::Impl::gather_arrivals() {
     arrivals_window_start_ns = now;
   }
   const bool someone_waits = next_held || turn_held || !ready_turns.empty();
-  if (!delivers_when_idle || stopping || (someone_waits && !long_responses)) return;
+  if (!delivers_when_idle || stopping || gathered || (someone_waits && !long_responses)) return 0;
   // Too few arrivals lately for a gather to find one: it would only add a wake-up.
-  if (arrivals_per_ms * static_cast<double>(kMaxGatherNs) < 1e6) return;
+  if (arrivals_per_ms * static_cast<double>(kMaxGatherNs) < 1e6) return 0;
   const auto gather_ns =
       std::min(kMaxGatherNs, static_cast<int64_t>(kGatherArrivals * 1e6 / arrivals_per_ms));
   int64_t until = now + gather_ns;
   // A held request goes when a slot frees, not at its time.
   if (!next_held && next < paced.size())
     until = std::min(until, t0 + paced[next]->intended_ns - kSpinNs);
-  if (until - now < gather_ns / 2) return;
-  const timespec wake{static_cast<time_t>(until / 1'000'000'000),
-                      static_cast<long>(until % 1'000'000'000)};
-  clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nullptr);
+  return until - now < gather_ns / 2 ? 0 : until;
 }
 
 bool EventLoop::Impl::stop_requested() const {
@@ -240,15 +237,18 @@ void EventLoop::Impl::run() {
     if (remaining == 0) break;
     arm_pace_timer();
 
-    const int timeout_ms = epoll_timeout_ms(core::mono_ns());
+    const int64_t now = core::mono_ns();
+    const int timeout_ms = epoll_timeout_ms(now);
     // Before a send (in_send_window) the loop used to spin: delivering there delays no read
     // more than that did, whatever clock times the reads.
     const bool may_deliver =
         records_to_deliver && timeout_ms != 0 && (delivers_when_idle || in_send_window);
-    if (!may_deliver && !in_send_window && timeout_ms != 0) gather_arrivals();
-    int ready =
-        epoll_wait(epoll_fd, events, kMaxEvents, may_deliver || in_send_window ? 0 : timeout_ms);
+    const int64_t gather_until =
+        may_deliver || in_send_window || timeout_ms == 0 ? 0 : gather_until_ns(now);
+    int ready = epoll_wait(epoll_fd, events, kMaxEvents,
+                           may_deliver || in_send_window || gather_until > 0 ? 0 : timeout_ms);
     if (ready < 0 && errno != EINTR) throw_loop_error("epoll_wait");
+    gathered = false;
     if (ready == 0 && may_deliver) {
       // Nothing to read and nothing due: deliver, then look again. The next send's spin
       // (dispatch_due) is left alone.
@@ -256,6 +256,13 @@ void EventLoop::Impl::run() {
       if (!stopping && !next_held && next < paced.size())
         until = t0 + paced[next]->intended_ns - kSendLookaheadNs;
       deliver_until(until, core::mono_ns() + kIdleDeliveryNs);
+      continue;
+    }
+    if (ready == 0 && gather_until > 0) {
+      const timespec wake{static_cast<time_t>(gather_until / 1'000'000'000),
+                          static_cast<long>(gather_until % 1'000'000'000)};
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nullptr);
+      gathered = true;  // the next wait waits, whatever came meanwhile
       continue;
     }
     for (int i = 0; i < ready; ++i) {

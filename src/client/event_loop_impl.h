@@ -88,6 +88,7 @@ struct EventLoop::Impl {
   int64_t arrivals_window_start_ns = 0;
   uint32_t arrivals_in_window = 0;
   double arrivals_per_ms = 0;
+  bool gathered = false;  // the loop has just slept for arrivals to gather (gather_until_ns)
 
   Impl(RunShared& s, EventLoop* loop, std::vector<const PlannedRequest*> p)
       : shared(s), self(loop), plan(std::move(p)) {}
@@ -115,7 +116,7 @@ struct EventLoop::Impl {
   void dispatch_due_on_open_connections();
   void dispatch_due();
   void arm_pace_timer();
-  void gather_arrivals();
+  int64_t gather_until_ns(int64_t now);
   bool stop_requested() const;
   int epoll_timeout_ms(int64_t now_abs);
   void run();
