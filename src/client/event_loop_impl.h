@@ -25,9 +25,9 @@
 
 namespace servebench::client::detail {
 
-// Responses this long (planned tokens on average) make a 50 µs later read of a stream's end
-// a small part of it: the loop gathers arrivals (gather_arrivals) even while a request waits
-// for the concurrency slot that end frees.
+// Responses this long (planned tokens on average) make a read of a stream's end up to 100 µs
+// later a small part of one: the loop lets arrivals gather (gather_until_ns) even while a
+// request waits for the concurrency slot that end frees.
 constexpr int64_t kLongResponseTokens = 64;
 
 // epoll tags of the loop's own fds; a transport's tags are fds or pointers, never these.
@@ -82,9 +82,9 @@ struct EventLoop::Impl {
   bool delivers_when_idle = false;
   // The next send is within kSpinNs: epoll_wait does not wait (arm_pace_timer).
   bool in_send_window = false;
-  // Ready sockets counted since arrivals_window_start_ns, and their rate over the last window
-  // (gather_arrivals).
   bool long_responses = false;  // the plan's responses average kLongResponseTokens or more
+  // Ready sockets counted since arrivals_window_start_ns, and their rate over the last window
+  // (gather_until_ns).
   int64_t arrivals_window_start_ns = 0;
   uint32_t arrivals_in_window = 0;
   double arrivals_per_ms = 0;
