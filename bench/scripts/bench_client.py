@@ -4,7 +4,9 @@
 Sections (--sections, default all):
   cpu      client CPU per streamed token vs floor_reader, both reading floor_sse_server in the
            same configuration: "paced" (256 streams, 10 ms ITL, one event per write, so one
-           event per read) and "batched" (unpaced, 16 events per write). CPU is the client
+           event per read) and "batched" (unpaced, 16 events per write); and both reading
+           `servebench sim` in "sim-paced" (256 streams, 10 ms ITL, each stream on its own
+           tick, the first requests spread evenly over one ITL). CPU is the client
            process's rusage (os.wait4: whole process, startup included) and, for servebench, its
            own in-run figure (result JSON servebench.client.cpu_*); the event count is the
            server's (identical for both clients).
@@ -49,12 +51,13 @@ def floor_server_argv(paths, port, gap_us=0, first_us=None, per_write=1, stamp="
             "--stamp", stamp, "--model", MODEL, "--keep", "--limit-s", "600"] + (["--grid"] if grid else [])
 
 
-def sim_argv(paths, port, ttft_ms, itl_ms, trace_path):
+def sim_argv(paths, port, ttft_ms, itl_ms, trace_path=None):
     return [paths.servebench, "sim", "--port", str(port), "--served-model-name", MODEL,
-            "--ttft-ms", "%g" % ttft_ms, "--itl-ms", "%g" % itl_ms, "--trace-out", trace_path]
+            "--ttft-ms", "%g" % ttft_ms, "--itl-ms", "%g" % itl_ms] + (["--trace-out", trace_path] if trace_path else [])
 
 
-def run_argv(paths, port, outdir, tag, num_prompts, output_len, engine, concurrency=None, rate="inf"):
+def run_argv(paths, port, outdir, tag, num_prompts, output_len, engine, concurrency=None, rate="inf",
+             burstiness=None):
     argv = [paths.servebench, "run", "--base-url", "http://127.0.0.1:%d" % port, "--model", MODEL,
             "--dataset-name", "random", "--random-input-len", "16", "--random-output-len", str(output_len),
             "--num-prompts", str(num_prompts), "--request-rate", str(rate), "--ignore-eos",
@@ -66,14 +69,17 @@ def run_argv(paths, port, outdir, tag, num_prompts, output_len, engine, concurre
             "--server-metrics", "off"]
     if concurrency:
         argv += ["--max-concurrency", str(concurrency)]
+    if burstiness:
+        argv += ["--burstiness", str(burstiness)]
     if engine.endswith("+read"):  # chunk times taken when read, not the kernel's receive stamps
         argv += ["--arrival-clock", "read"]
     return argv
 
 
-def reader_argv(paths, port, conns, requests, tokens, parse=1):
+def reader_argv(paths, port, conns, requests, tokens, parse=1, stagger_us=0):
     return [paths.floor_reader, "--port", str(port), "--conns", str(conns), "--requests", str(requests),
-            "--max-tokens", str(tokens), "--model", MODEL, "--parse", str(parse), "--limit-s", "150"]
+            "--max-tokens", str(tokens), "--model", MODEL, "--parse", str(parse), "--limit-s", "150"] + (
+                ["--stagger-us", str(stagger_us)] if stagger_us else [])
 
 
 def load_result(outdir, tag):
@@ -139,7 +145,33 @@ CPU_CONFIGS = {
     # of CPU and the per-repetition ratio moved between 1.24 and 1.75.
     "batched": dict(server=dict(gap_us=0, per_write=16), conns=256, requests=8192, tokens=256),
     "rps": dict(server=dict(gap_us=0), conns=64, requests=20000, tokens=1),
+    # servebench sim as the server (fixed TTFT = ITL = 10 ms), each stream on its own tick from
+    # its request's arrival, as the simulator does: both clients spread their first 256 requests
+    # evenly over one ITL (floor_reader --stagger-us; servebench a constant rate, burstiness
+    # inf), and each later request follows an ended stream. 131,072 events. The server's event
+    # count is requests x tokens (the simulator prints none).
+    "sim-paced": dict(sim=dict(ttft_ms=10, itl_ms=10), conns=256, requests=512, tokens=256,
+                      stagger_us=10000),
 }
+
+
+def server_argv(paths, port, cfg):
+    """The server of a CPU configuration: servebench sim, or floor_sse_server."""
+    if "sim" in cfg:
+        return sim_argv(paths, port, **cfg["sim"])
+    return floor_server_argv(paths, port, **cfg["server"])
+
+
+def client_argv(paths, port, cfg, kind, outdir, tag, engine):
+    """floor_reader's or servebench's argv for a CPU configuration."""
+    if kind == "floor":
+        return reader_argv(paths, port, cfg["conns"], cfg["requests"], cfg["tokens"],
+                           stagger_us=cfg.get("stagger_us", 0))
+    if cfg.get("stagger_us"):  # the first `conns` requests evenly over the stagger
+        rate = cfg["conns"] * 1e6 / cfg["stagger_us"]
+        return run_argv(paths, port, outdir, tag, cfg["requests"], cfg["tokens"], engine,
+                        concurrency=cfg["conns"], rate="%g" % rate, burstiness="inf")
+    return run_argv(paths, port, outdir, tag, cfg["requests"], cfg["tokens"], engine, concurrency=cfg["conns"])
 
 
 def cpu_section(paths, names, engines, rep, pinned, outdir, section):
@@ -151,15 +183,13 @@ def cpu_section(paths, names, engines, rep, pinned, outdir, section):
             tag = "%s-%s-%s-%d" % (section, name, engine or kind, rep)
 
             def client(port):
-                if kind == "floor":
-                    argv = reader_argv(paths, port, cfg["conns"], cfg["requests"], cfg["tokens"])
-                else:
-                    argv = run_argv(paths, port, outdir, tag, cfg["requests"], cfg["tokens"], engine,
-                                    concurrency=cfg["conns"])
+                argv = client_argv(paths, port, cfg, kind, outdir, tag, engine)
                 return bl.run_client(argv, pinned, timeout_s=180, log_path=os.path.join(outdir, tag + ".client.log"))
 
             res, server = with_floor_server(
-                paths, lambda port: floor_server_argv(paths, port, **cfg["server"]), pinned, outdir, tag, client)
+                paths, lambda port: server_argv(paths, port, cfg), pinned, outdir, tag, client)
+            if "sim" in cfg:
+                server = {"events": cfg["requests"] * cfg["tokens"], "requests": cfg["requests"]}
             rows.append(client_cpu_row(section, kind, rep, tag, res, server,
                                        load_result(outdir, tag) if kind == "servebench" else None)
                         | {"config": name, "engine": engine})
@@ -364,7 +394,7 @@ def summarize(rows, info, engines):
                   r_in, bl.median([r.get("requests_per_s") for r in f]), bl.median([r.get("requests_per_s") for r in s]),
                   bl.verdict(r_in if r_in == r_in else r_proc, 1.3)])
     if t:
-        out.append("\n## Client CPU per streamed token (server: floor_sse_server)\n\n" + bl.table(
+        out.append("\n## Client CPU per streamed token (server: floor_sse_server; sim-paced: servebench sim)\n\n" + bl.table(
             ["config", "engine", "reps floor/sb", "floor_reader µs/event (process)", "servebench µs/event (process)",
              "ratio (process)", "floor_reader µs/event (in-run)", "servebench µs/event (in-run)", "ratio (in-run)",
              "floor req/s", "servebench req/s", "≤ 1.3×"], t))
@@ -436,7 +466,9 @@ def main():
     ap.add_argument("--error-streams", default="256,1000")
     ap.add_argument("--engines", default="http1,curl", help="servebench --http-engine values to measure")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--fifo", action="store_true", help="servers and clients at SCHED_FIFO (benchlib.set_fifo)")
     args = ap.parse_args()
+    bl.set_fifo(args.fifo)
     paths = bl.Paths(args.build)
     paths.require("servebench", "floor_sse_server", "floor_reader", "floor_pacer")
     sections = [s for s in args.sections.split(",") if s]
@@ -459,7 +491,7 @@ def main():
 
         for rep in range(1, args.reps + 1):
             if "cpu" in sections:
-                keep(cpu_section(paths, ["paced", "batched"], engines, rep, pinned, outdir, "cpu"))
+                keep(cpu_section(paths, ["paced", "batched", "sim-paced"], engines, rep, pinned, outdir, "cpu"))
             if "rps" in sections:
                 keep(cpu_section(paths, ["rps"], engines, rep, pinned, outdir, "cpu"))
             if "pacing" in sections:

@@ -44,8 +44,19 @@ class Paths:
                 " ".join(os.path.basename(getattr(self, n)) for n in missing)))
 
 
+# With --fifo (set_fifo), servers and clients run at SCHED_FIFO (needs CAP_SYS_NICE): on a machine
+# shared with other work, that work then no longer decides when a client is woken, which
+# otherwise batches its events for it (docs/performance.md, "Against servebench sim").
+_fifo = [False]
+
+
+def set_fifo(on):
+    _fifo[0] = on
+
+
 def pin_prefix(pinned, cpu):
-    return ["taskset", "-c", cpu] if pinned else []
+    fifo = ["chrt", "-f", "20" if cpu == CLIENT_CPU else "10"] if _fifo[0] else []
+    return fifo + (["taskset", "-c", cpu] if pinned else [])
 
 
 _next_port = [18000 + (os.getpid() % 500) * 20]

@@ -88,7 +88,4 @@ class EventLoop {
   std::unique_ptr<Impl> impl_;
 };
 
-// "HTTP <status>: <the body's error message>" (first 200 bytes, one line, redacted).
-std::string http_error_message(long status, std::string_view body);
-
 }  // namespace servebench::client::detail

@@ -14,9 +14,9 @@
 // every number.
 // An event that repeats the literal bytes exactly, with a valid value of the template's kind
 // in each hole, is a valid JSON document of the same structure; its fields are read from the
-// holes without simdjson. Anything else takes the full parse (see sse_stream.cpp). A block
-// "data: <event>" that matches a one-line template is taken in place, its end found by the
-// match rather than by a newline search first.
+// holes without simdjson (sse_template.cpp). Anything else takes the full parse
+// (sse_event_json.cpp). A block "data: <event>" that matches a one-line template is taken in
+// place, its end found by the match rather than by a newline search first.
 #pragma once
 
 #include <array>
@@ -65,8 +65,8 @@ struct EventTemplate {
   bool single_line = false;    // no '\n' in bytes: whole blocks are matched in place
 };
 
-struct EventFields;    // what one event says (sse_stream.cpp)
-struct TemplateMatch;  // where an event's holes are (sse_stream.cpp)
+struct EventFields;    // what one event says (sse_event.h)
+struct TemplateMatch;  // where an event's holes are (sse_event.h)
 
 class StreamReader {
  public:

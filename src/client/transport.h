@@ -120,4 +120,7 @@ std::string seconds_text(double seconds);
 // own).
 std::vector<std::string> base_header_lines(const Endpoint& endpoint);
 
+// "HTTP <status>: <the body's error message>" (first 200 bytes, one line, redacted).
+std::string http_error_message(long status, std::string_view body);
+
 }  // namespace servebench::client::detail
