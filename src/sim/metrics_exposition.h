@@ -74,4 +74,12 @@ std::string exposition_text(std::string_view served_model_name,
                             const std::vector<const FrontMetrics*>& fronts,
                             const ScheduleStats& engine);
 
+// A deployment frontend's own series in Dynamo's names (dynamo_frontend_*), labelled model and
+// frontend, and the simulator's servebench_sim:* series; the engine series come per worker
+// (deployment_state.h).
+std::string frontend_exposition_text(std::string_view served_model_name,
+                                     std::string_view frontend_name,
+                                     const std::vector<const FrontMetrics*>& fronts,
+                                     const ScheduleStats& engines);
+
 }  // namespace servebench::sim::detail

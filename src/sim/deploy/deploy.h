@@ -25,6 +25,12 @@ struct NodeSpec {
   Link scale_out;  // between nodes (infiniband, ethernet, …)
 };
 
+// One GPU of the nodes: the node's index in Deployment::nodes and the GPU's index in it.
+struct GpuSlot {
+  int32_t node = 0;
+  int32_t gpu = 0;
+};
+
 struct WorkerSpec {
   std::string name;
   int32_t replicas = 1;
@@ -38,6 +44,8 @@ struct WorkerSpec {
   double reserved_gib = 3;  // activations, CUDA graphs, NCCL buffers per GPU
   bool prefix_caching = true;
   double step_time_scale = 1;  // a slower (>1) or faster replica group
+  // Filled by placement: each replica's GPUs, stage by stage (tp GPUs per PP stage).
+  std::vector<std::vector<GpuSlot>> replica_gpus;
 };
 
 enum class RoutePolicy { kRoundRobin, kLeastOutstanding, kKvAware };
@@ -59,6 +67,7 @@ struct FrontendSpec {
   std::string name;
   std::string router;
   int64_t request_overhead_ns = 0;  // tokenization, routing: before a worker sees it
+  uint16_t port = 0;                // where `servebench sim --deployment` serves it; 0: not given
 };
 
 struct SharedGpuSpec {
@@ -94,6 +103,8 @@ struct WorkerState {
   ModelStats stats;  // running, waiting, KV usage, preemptions, steps
   EngineCounters counters;
   int32_t num_gpu_blocks = 0;
+  double kv_sent_bytes = 0;      // disaggregated: KV caches this replica sent to decode …
+  double kv_received_bytes = 0;  // … and received from prefill replicas
 };
 
 // Where a request went, for the trace.
