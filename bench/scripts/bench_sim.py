@@ -12,7 +12,7 @@ simulator's (measured first from one real simulator response, then --event-bytes
                              [--out DIR]
 
 Configurations (see CONFIGS): paced256 (256 streams, 10 ms ITL, first requests spread over one
-ITL), paced1000, unpaced (TTFT = ITL = 0: as fast as the server can write), streams10k (10,000
+ITL), deploy16 (a deployment of 16 engines, 128 streams each, 80 ms steps), paced1000, unpaced (TTFT = ITL = 0: as fast as the server can write), streams10k (10,000
 concurrent streams, 500 ms ITL). Writes DIR/raw.jsonl (default DIR: <build>/bench-results/<name>-<date>) (one line per measurement) and
 DIR/summary.md (medians over the repetitions, ratios to the floor, targets).
 """
@@ -35,12 +35,21 @@ CONFIGS = {
     "paced1000": dict(conns=1000, requests=2000, tokens=100, ttft_us=10000, itl_us=10000, stagger_us=10000),
     "unpaced": dict(conns=256, requests=1024, tokens=256, ttft_us=0, itl_us=0, stagger_us=0),
     "streams10k": dict(conns=10000, requests=10000, tokens=10, ttft_us=500000, itl_us=500000, stagger_us=500000),
+    # Issue 16: a deployment of 16 workers with 128 streams each, paced by 80 ms engine steps
+    # (paced256's 25,600 tokens/s). The floor paces each stream at the same 80 ms.
+    "deploy16": dict(conns=2048, requests=2048, tokens=25, ttft_us=80000, itl_us=80000, stagger_us=80000,
+                     deployment="bench/deployments/replicas16.yaml"),
 }
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def sim_argv(paths, port, cfg, trace_path):
-    argv = [paths.servebench, "sim", "--port", str(port), "--served-model-name", MODEL,
-            "--ttft-ms", "%g" % (cfg["ttft_us"] / 1000.0), "--itl-ms", "%g" % (cfg["itl_us"] / 1000.0)]
+    argv = [paths.servebench, "sim", "--port", str(port), "--served-model-name", MODEL]
+    if cfg.get("deployment"):
+        argv += ["--deployment", os.path.join(REPO, cfg["deployment"])]
+    else:
+        argv += ["--ttft-ms", "%g" % (cfg["ttft_us"] / 1000.0), "--itl-ms", "%g" % (cfg["itl_us"] / 1000.0)]
     if trace_path:
         argv += ["--trace-out", trace_path]
     return argv
