@@ -9,6 +9,7 @@
 
 #include "core/json_text.h"
 #include "sim/deployment_state.h"
+#include "sim/metrics_exposition.h"
 
 namespace servebench::sim::detail {
 namespace {
@@ -28,27 +29,6 @@ std::string quoted_label(const char* name, std::string_view value) {
   core::append_json_escaped(s, value);
   s += '"';
   return s;
-}
-
-void family(std::string& out, const char* name, const char* type, const char* help) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += ' ';
-  out += type;
-  out += '\n';
-}
-
-void sample(std::string& out, const char* name, const std::string& labels, const std::string& v) {
-  out += name;
-  out += '{';
-  out += labels;
-  out += "} ";
-  out += v;
-  out += '\n';
 }
 
 // Board power of a GPU by name (datasheet TDP, W); an unknown one gets 400 W.
@@ -158,9 +138,9 @@ std::string worker_exposition(DeploymentShared& shared, size_t frontend,
   auto each = [&](const char* name, const char* type, const char* help, const char* sample_name,
                   const std::function<std::string(const deploy::WorkerState&)>& value,
                   bool spec_only = false) {
-    family(out, name, type, help);
+    append_family(out, name, type, help);
     for (const Row& r : rows) {
-      if (!spec_only || r.spec) sample(out, sample_name, r.labels, value(*r.state));
+      if (!spec_only || r.spec) append_sample(out, sample_name, r.labels, value(*r.state));
     }
   };
   using WS = deploy::WorkerState;
@@ -194,14 +174,15 @@ std::string worker_exposition(DeploymentShared& shared, size_t frontend,
       "vllm:spec_decode_num_accepted_tokens", "counter", "Number of accepted tokens.",
       "vllm:spec_decode_num_accepted_tokens_total",
       [](const WS& s) { return std::to_string(s.counters.spec_accepted_tokens); }, true);
-  family(out, "vllm:spec_decode_num_accepted_tokens_per_pos", "counter",
-         "Accepted tokens per draft position.");
+  append_family(out, "vllm:spec_decode_num_accepted_tokens_per_pos", "counter",
+                "Accepted tokens per draft position.");
   for (const Row& r : rows) {
     if (!r.spec) continue;
     const auto& per_pos = r.state->counters.spec_accepted_per_position;
     for (size_t p = 0; p < per_pos.size(); ++p) {
-      sample(out, "vllm:spec_decode_num_accepted_tokens_per_pos_total",
-             r.labels + ",position=\"" + std::to_string(p) + "\"", std::to_string(per_pos[p]));
+      append_sample(out, "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+                    r.labels + ",position=\"" + std::to_string(p) + "\"",
+                    std::to_string(per_pos[p]));
     }
   }
   each("servebench_sim:worker_busy_seconds", "counter",
@@ -309,8 +290,8 @@ std::string dcgm_exposition(DeploymentShared& shared, int64_t now_ns) {
   std::string out;
   auto each = [&](const char* name, const char* type, const char* help, double Row::*field,
                   const char* extra = "") {
-    family(out, name, type, help);
-    for (const Row& r : rows) sample(out, name, r.labels + extra, fmt(r.*field));
+    append_family(out, name, type, help);
+    for (const Row& r : rows) append_sample(out, name, r.labels + extra, fmt(r.*field));
   };
   each("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", &Row::util);
   each("DCGM_FI_PROF_SM_ACTIVE", "gauge", "The ratio of cycles an SM has at least 1 warp assigned.",

@@ -1,10 +1,5 @@
 // sim::DeploymentServer: one Server per frontend of a deployment file, all built on one
 // DeploymentShared (the model behind one mutex, one trace file).
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "core/clock.h"
 #include "core/error.h"
 #include "sim/deployment_state.h"
@@ -27,16 +22,7 @@ DeploymentServer::DeploymentServer(Options base, const std::string& path,
   im.path = path;
   im.host = base.host;
   auto shared = std::make_shared<detail::DeploymentShared>();
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      throw core::Error(core::ErrorKind::kInput, path,
-                        std::string("cannot open deployment file: ") + std::strerror(errno));
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    shared->text = text.str();
-  }
+  shared->text = deploy::read_deployment_file(path);
   shared->spec = deploy::parse_deployment(shared->text, path);
   shared->model = deploy::make_deployment_model(shared->spec);
   shared->start_ns = core::mono_ns();

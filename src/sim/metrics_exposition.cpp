@@ -13,13 +13,7 @@ namespace {
 void append_histogram(std::string& out, const char* name, const char* help, const char* labels,
                       const std::vector<const FrontMetrics*>& fronts,
                       Histogram FrontMetrics::*which, const double* bounds, size_t n) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += " histogram\n";
+  append_family(out, name, "histogram", help);
   // `<name><suffix>{<labels><more_labels>} <value>`
   auto sample = [&](const char* suffix, std::string_view more_labels, std::string_view value) {
     out += name;
@@ -60,15 +54,51 @@ uint64_t sum_of(const std::vector<const FrontMetrics*>& fronts, Counter FrontMet
   return t;
 }
 
-// One-sample family: HELP, TYPE and `<sample>{labels} value`.
+// One-sample family: HELP, TYPE and `<name>{labels} value`.
 void append_single(std::string& out, const char* name, const char* type, const char* help,
-                   const std::string& labels, const std::string& value,
-                   const char* sample = nullptr) {
-  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-  out += std::string(sample ? sample : name) + "{" + labels + "} " + value + "\n";
+                   const std::string& labels, const std::string& value) {
+  append_family(out, name, type, help);
+  append_sample(out, name, labels, value);
+}
+
+// servebench's own: how late tokens left versus the model's schedule (never silent drift).
+void append_lag(std::string& out, const std::string& labels,
+                const std::vector<const FrontMetrics*>& fronts) {
+  append_histogram(out, "servebench_sim:emission_lag_seconds",
+                   "Token send time minus its scheduled due time, in seconds.", labels.c_str(),
+                   fronts, &FrontMetrics::lag, kLagBuckets, std::size(kLagBuckets));
+  uint64_t lag_max = 0;
+  for (const FrontMetrics* m : fronts) lag_max = std::max(lag_max, m->lag_max_ns.get());
+  char num[64];
+  std::snprintf(num, sizeof num, "%.9f", static_cast<double>(lag_max) * 1e-9);
+  append_single(out, "servebench_sim:emission_lag_max_seconds", "gauge",
+                "Largest emission lag seen since start, in seconds.", labels, num);
 }
 
 }  // namespace
+
+void append_family(std::string& out, std::string_view name, std::string_view type,
+                   std::string_view help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+void append_sample(std::string& out, std::string_view name, std::string_view labels,
+                   std::string_view value) {
+  out += name;
+  out += '{';
+  out += labels;
+  out += "} ";
+  out += value;
+  out += '\n';
+}
 
 std::string frontend_exposition_text(std::string_view served_model_name,
                                      std::string_view frontend_name,
@@ -112,15 +142,7 @@ std::string frontend_exposition_text(std::string_view served_model_name,
   append_histogram(out, "dynamo_frontend_request_duration_seconds",
                    "Duration of LLM requests in seconds.", labels.c_str(), fronts,
                    &FrontMetrics::e2e, kE2eBuckets, std::size(kE2eBuckets));
-  append_histogram(out, "servebench_sim:emission_lag_seconds",
-                   "Token send time minus its scheduled due time, in seconds.", labels.c_str(),
-                   fronts, &FrontMetrics::lag, kLagBuckets, std::size(kLagBuckets));
-  uint64_t lag_max = 0;
-  for (const FrontMetrics* m : fronts) lag_max = std::max(lag_max, m->lag_max_ns.get());
-  char num[64];
-  std::snprintf(num, sizeof num, "%.9f", static_cast<double>(lag_max) * 1e-9);
-  append_single(out, "servebench_sim:emission_lag_max_seconds", "gauge",
-                "Largest emission lag seen since start, in seconds.", labels, num);
+  append_lag(out, labels, fronts);
   return out;
 }
 
@@ -171,16 +193,7 @@ std::string exposition_text(std::string_view served_model_name,
   append_histogram(out, "vllm:e2e_request_latency_seconds",
                    "Histogram of e2e request latency in seconds.", labels.c_str(), fronts,
                    &FrontMetrics::e2e, kE2eBuckets, std::size(kE2eBuckets));
-  // servebench's own: how late tokens left versus the model's schedule (never silent drift).
-  append_histogram(out, "servebench_sim:emission_lag_seconds",
-                   "Token send time minus its scheduled due time, in seconds.", labels.c_str(),
-                   fronts, &FrontMetrics::lag, kLagBuckets, std::size(kLagBuckets));
-  uint64_t lag_max = 0;
-  for (const FrontMetrics* m : fronts) lag_max = std::max(lag_max, m->lag_max_ns.get());
-  std::snprintf(num, sizeof num, "%.9f", static_cast<double>(lag_max) * 1e-9);
-  line("servebench_sim:emission_lag_max_seconds", "gauge",
-       "Largest emission lag seen since start, in seconds.", num,
-       "servebench_sim:emission_lag_max_seconds");
+  append_lag(out, labels, fronts);
   line("servebench_sim:requests_cancelled", "counter",
        "Generations ended because the client went away (or the server stopped).",
        std::to_string(sum(&FrontMetrics::cancelled)), "servebench_sim:requests_cancelled_total");

@@ -69,6 +69,12 @@ struct FrontMetrics {
   Histogram ttft{kTtftBuckets}, itl{kItlBuckets}, e2e{kE2eBuckets}, lag{kLagBuckets};
 };
 
+// Prometheus text pieces: a family's `# HELP` and `# TYPE` lines; one `name{labels} value` line.
+void append_family(std::string& out, std::string_view name, std::string_view type,
+                   std::string_view help);
+void append_sample(std::string& out, std::string_view name, std::string_view labels,
+                   std::string_view value);
+
 // The Prometheus text of every front thread's metrics and the schedule's gauges.
 std::string exposition_text(std::string_view served_model_name,
                             const std::vector<const FrontMetrics*>& fronts,

@@ -93,6 +93,8 @@ struct Deployment {
 // the heads, weights not fitting, too few GPUs, …) is one core::Error(kInput) naming
 // file:line and the key.
 Deployment load_deployment(const std::string& path);
+// The file's text; throws core::Error(kInput) naming the file when it cannot be read.
+std::string read_deployment_file(const std::string& path);
 // The same from text; `path` names it in errors and anchors relative paths.
 Deployment parse_deployment(const std::string& yaml_text, const std::string& path);
 

@@ -499,7 +499,7 @@ Deployment parse_deployment(const std::string& yaml_text, const std::string& pat
   return Loader(path, root).load();
 }
 
-Deployment load_deployment(const std::string& path) {
+std::string read_deployment_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw core::Error(core::ErrorKind::kInput, path,
@@ -507,7 +507,11 @@ Deployment load_deployment(const std::string& path) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  return parse_deployment(text.str(), path);
+  return text.str();
+}
+
+Deployment load_deployment(const std::string& path) {
+  return parse_deployment(read_deployment_file(path), path);
 }
 
 }  // namespace servebench::sim::deploy
