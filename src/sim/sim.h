@@ -5,7 +5,8 @@
 // (fixed TTFT/ITL, or a continuous-batching engine model), and can inject faults.
 // Also: GET /v1/models, /health, /metrics (Prometheus, vLLM's names), POST /tokenize,
 // /detokenize. docs/simulator.md describes flags, shapes, the token rule, faults and the trace.
-// It depends on core, tokenizer and sim/model only; it never includes the client.
+// DeploymentServer serves every frontend of a simulated deployment (docs/deployments.md).
+// It depends on core, tokenizer, sim/model and sim/deploy only; it never includes the client.
 #pragma once
 
 #include <cstdint>
