@@ -228,6 +228,55 @@ TEST_F(DeploymentServerTest, TraceLinesNameTheWorkersAndTheKvTransfer) {
   EXPECT_EQ(lines["b1"]["due_ns"].size(), 10u);
 }
 
+TEST(DeploymentServerRouting, AChatSharingASystemPromptGoesBackToTheReplicaThatCachedIt) {
+  const std::string path = write_temp("sim-deployment-kv", R"(name: kv
+model: Llama-3.1-8B
+gpu: H100
+gpus_per_node: 4
+workers:
+  - {name: w, replicas: 4, overheads: {step_us: 1000, per_seq_us: 10}}
+routers:
+  - {name: kv, policy: kv_aware, workers: [w]}
+)");
+  const std::string trace = path + ".trace.jsonl";
+  {
+    Options o = deployment_options();
+    o.trace_out = trace;
+    DeploymentServer server(o, path, 0);
+    server.start();
+    RawClient c(server.port(0));
+    std::string system(400, 'x');
+    for (size_t i = 3; i < system.size(); i += 4) system[i] = ' ';  // ~100 words
+    for (int i = 0; i < 3; ++i) {
+      const std::string body =
+          R"({"model":"sim-model","max_tokens":2,"messages":[{"role":"system","content":")" +
+          system + R"("},{"role":"user","content":"question )" + std::to_string(i) + R"("}]})";
+      ASSERT_EQ(c.request("POST", "/v1/chat/completions", body,
+                          "x-request-id: q" + std::to_string(i) + "\r\n")
+                    .status,
+                200);
+    }
+    server.stop();
+  }
+  std::ifstream in(trace);
+  std::map<std::string, json> lines;
+  for (std::string line; std::getline(in, line);) {
+    json j = json::parse(line);
+    lines[j["request_id"]] = j;
+  }
+  std::filesystem::remove(trace);
+  std::filesystem::remove(path);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines["q0"]["cached_prompt_tokens"], 0);
+  for (const char* id : {"q1", "q2"}) {
+    EXPECT_EQ(lines[id]["replica"], lines["q0"]["replica"]) << id;
+    // The system prompt's tokens: all but the user message's.
+    EXPECT_GE(lines[id]["cached_prompt_tokens"].get<int>(), 100) << id;
+    EXPECT_LT(lines[id]["cached_prompt_tokens"].get<int>(), lines[id]["prompt_tokens"].get<int>())
+        << id;
+  }
+}
+
 TEST_F(DeploymentServerTest, ADeploymentThatCannotRunIsRefusedInOneLineNamingFileAndKey) {
   std::string text = kDeployment;
   text.replace(text.find("  - name: prefill\n"), 18, "  - name: prefill\n    tp: 3\n");
