@@ -75,6 +75,20 @@ int count_samples(const std::string& text, const std::string& name) {
   return n;
 }
 
+// The trace's lines by request id; removes the file.
+std::map<std::string, json> trace_lines(const std::string& path) {
+  std::map<std::string, json> lines;
+  {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      json j = json::parse(line);
+      lines[j["request_id"]] = j;
+    }
+  }
+  std::filesystem::remove(path);
+  return lines;
+}
+
 Options deployment_options() {
   Options o = fast_options();
   o.threads = 2;
@@ -207,13 +221,7 @@ TEST_F(DeploymentServerTest, TraceLinesNameTheWorkersAndTheKvTransfer) {
         cb.request("POST", "/v1/completions", stream_body(10), "x-request-id: b1\r\n").complete);
     server.stop();
   }
-  std::ifstream in(trace);
-  std::map<std::string, json> lines;
-  for (std::string line; std::getline(in, line);) {
-    json j = json::parse(line);
-    lines[j["request_id"]] = j;
-  }
-  std::filesystem::remove(trace);
+  std::map<std::string, json> lines = trace_lines(trace);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines["a1"]["frontend"], "alpha");
   EXPECT_EQ(lines["a1"]["worker"], "spec");
@@ -258,13 +266,7 @@ routers:
     }
     server.stop();
   }
-  std::ifstream in(trace);
-  std::map<std::string, json> lines;
-  for (std::string line; std::getline(in, line);) {
-    json j = json::parse(line);
-    lines[j["request_id"]] = j;
-  }
-  std::filesystem::remove(trace);
+  std::map<std::string, json> lines = trace_lines(trace);
   std::filesystem::remove(path);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines["q0"]["cached_prompt_tokens"], 0);
