@@ -9,10 +9,10 @@ are measured the same way. The floor server's events carry the same number of by
 simulator's (measured first from one real simulator response, then --event-bytes).
 
   bench/scripts/bench_sim.py --build build-bench [--reps 3] [--no-pin] [--configs a,b,…]
-                             [--out DIR]
+                             [--out DIR] [--rt PRIORITY]
 
 Configurations (see CONFIGS): paced256 (256 streams, 10 ms ITL, first requests spread over one
-ITL), paced1000, unpaced (TTFT = ITL = 0: as fast as the server can write), streams10k (10,000
+ITL), deploy16 (a deployment of 16 engines, 128 streams each, 80 ms steps), paced1000, unpaced (TTFT = ITL = 0: as fast as the server can write), streams10k (10,000
 concurrent streams, 500 ms ITL). Writes DIR/raw.jsonl (default DIR: <build>/bench-results/<name>-<date>) (one line per measurement) and
 DIR/summary.md (medians over the repetitions, ratios to the floor, targets).
 """
@@ -35,12 +35,24 @@ CONFIGS = {
     "paced1000": dict(conns=1000, requests=2000, tokens=100, ttft_us=10000, itl_us=10000, stagger_us=10000),
     "unpaced": dict(conns=256, requests=1024, tokens=256, ttft_us=0, itl_us=0, stagger_us=0),
     "streams10k": dict(conns=10000, requests=10000, tokens=10, ttft_us=500000, itl_us=500000, stagger_us=500000),
+    # Issue 16: a deployment of 16 workers with 128 streams each, paced by 80 ms engine steps
+    # (paced256's 25,600 tokens/s). The floor paces each stream at the same 80 ms.
+    "deploy16": dict(conns=2048, requests=2048, tokens=25, ttft_us=80000, itl_us=80000, stagger_us=80000,
+                     deployment="bench/deployments/replicas16.yaml"),
+    # The same with the workers' phases drifting apart (steps 0-30 % longer), over 50 tokens.
+    "deploy16spread": dict(conns=2048, requests=2048, tokens=50, ttft_us=80000, itl_us=80000, stagger_us=80000,
+                           deployment="bench/deployments/replicas16-spread.yaml"),
 }
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def sim_argv(paths, port, cfg, trace_path):
-    argv = [paths.servebench, "sim", "--port", str(port), "--served-model-name", MODEL,
-            "--ttft-ms", "%g" % (cfg["ttft_us"] / 1000.0), "--itl-ms", "%g" % (cfg["itl_us"] / 1000.0)]
+    argv = [paths.servebench, "sim", "--port", str(port), "--served-model-name", MODEL]
+    if cfg.get("deployment"):
+        argv += ["--deployment", os.path.join(REPO, cfg["deployment"])]
+    else:
+        argv += ["--ttft-ms", "%g" % (cfg["ttft_us"] / 1000.0), "--itl-ms", "%g" % (cfg["itl_us"] / 1000.0)]
     if trace_path:
         argv += ["--trace-out", trace_path]
     return argv
@@ -102,16 +114,19 @@ def trace_lateness_ns(trace_path):
     return late
 
 
-def measure(paths, kind, name, cfg, rep, pinned, outdir, event_bytes):
+def measure(paths, kind, name, cfg, rep, pinned, outdir, event_bytes, rt=0):
     port = bl.free_port()
     tag = "%s-%s-%d" % (name, kind, rep)
     trace = os.path.join(outdir, tag + ".trace.jsonl") if kind == "sim" else None
     argv = sim_argv(paths, port, cfg, trace) if kind == "sim" else floor_argv(paths, port, cfg, event_bytes)
-    srv = bl.Server(argv, port, pinned, os.path.join(outdir, tag + ".server.log"))
+    # --rt: both servers and the reader at one SCHED_FIFO priority, so that a machine shared
+    # with builds measures the programs rather than their neighbours (say so with the figures).
+    rt_prefix = ["chrt", "-f", str(rt)] if rt else []
+    srv = bl.Server(rt_prefix + argv, port, pinned, os.path.join(outdir, tag + ".server.log"))
     try:
         c0 = srv.cpu()
         b0 = bl.machine_busy()
-        rd = bl.run_client(bl_reader := reader_argv(paths, port, cfg), pinned, timeout_s=150)
+        rd = bl.run_client(bl_reader := rt_prefix + reader_argv(paths, port, cfg), pinned, timeout_s=150)
         b1 = bl.machine_busy()
         c1 = srv.cpu()
         with open("/proc/%d/status" % srv.proc.pid) as f:
@@ -203,6 +218,8 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--floor-only", action="store_true", help="measure only the floor (no simulator)")
     ap.add_argument("--event-bytes", type=int, default=0, help="with --floor-only: the floor's event size")
+    ap.add_argument("--rt", type=int, default=0,
+                    help="run servers and reader under SCHED_FIFO at this priority (chrt -f; 0 = off)")
     args = ap.parse_args()
     paths = bl.Paths(args.build)
     paths.require("floor_sse_server", "floor_reader")
@@ -231,7 +248,8 @@ def main():
             for name in names:
                 order = kinds if rep % 2 else tuple(reversed(kinds))
                 for kind in order:
-                    row = measure(paths, kind, name, CONFIGS[name], rep, pinned, outdir, event_bytes)
+                    row = measure(paths, kind, name, CONFIGS[name], rep, pinned, outdir, event_bytes, args.rt)
+                    row["rt_priority"] = args.rt
                     row["machine"] = info
                     rows.append(row)
                     raw.write(json.dumps(row, default=str) + "\n")

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct SimFlags {
   std::vector<std::string> faults;
   std::string trace_out;
   std::string tokenizer;
+  std::string deployment;
+  bool port_given = false;
 };
 
 [[noreturn]] void bad(const std::string& flag, const std::string& value, const std::string& why) {
@@ -99,6 +102,30 @@ std::string describe_timing(const sim::Options& o) {
   return buf;
 }
 
+int serve_deployment(const SimFlags& f) {
+  if (!f.mode.empty() || !f.engine_profile.empty()) {
+    bad(f.mode.empty() ? "--engine-profile" : "--mode", f.mode.empty() ? f.engine_profile : f.mode,
+        "does not go with --deployment");
+  }
+  sim::Options o = to_options(f);
+  std::optional<uint16_t> first_port;
+  if (f.port_given) first_port = o.port;
+  sim::DeploymentServer server(o, f.deployment, first_port);
+  server.start();
+  std::printf("servebench sim: deployment %s (%s), tokenizer %s\n",
+              server.deployment_name().c_str(), f.deployment.c_str(),
+              o.tokenizer ? o.tokenizer->name().c_str() : "builtin-word");
+  const std::vector<std::string> urls = server.urls();
+  for (size_t i = 0; i < urls.size(); ++i) {
+    std::printf("  frontend %s: serving %s on %s (DCGM: %s/dcgm/metrics)\n",
+                server.frontend_name(i).c_str(), o.served_model_name.c_str(), urls[i].c_str(),
+                urls[i].c_str());
+  }
+  std::fflush(stdout);
+  server.wait();
+  return 0;
+}
+
 }  // namespace
 
 Action add_sim_command(CLI::App& app) {
@@ -107,7 +134,11 @@ Action add_sim_command(CLI::App& app) {
   CLI::App* sub =
       app.add_subcommand("sim", "Run the simulated OpenAI-compatible server (vLLM-shaped)");
   sub->add_option("--host", f.host, "Address to bind")->capture_default_str();
-  sub->add_option("--port", f.port, "Port to bind (0 = any free port)")->capture_default_str();
+  CLI::Option* port =
+      sub->add_option("--port", f.port,
+                      "Port to bind (0 = any free port); with --deployment the first "
+                      "frontend's (then +1, +2, …; default: the file's, else 8000, 8001, …)")
+          ->capture_default_str();
   sub->add_option("--served-model-name", f.served_model_name, "Model name requests must use")
       ->capture_default_str();
   sub->add_option("--mode", f.mode, "Timing model: fixed or engine (default fixed)");
@@ -135,7 +166,13 @@ Action add_sim_command(CLI::App& app) {
                   "Tokenizer: tokenizer.json / .model file, model directory, Hugging Face model id "
                   "in the local cache, or builtin (default: builtin, the word rule)");
 
-  return [flags]() -> int {
+  sub->add_option("--deployment", f.deployment,
+                  "Serve every frontend of a deployment file (docs/deployments.md), each at its "
+                  "own port; replaces --mode, --engine-profile and the fixed timings");
+
+  return [flags, port]() -> int {
+    flags->port_given = port->count() > 0;
+    if (!flags->deployment.empty()) return serve_deployment(*flags);
     sim::Options o = to_options(*flags);
     sim::Server server(o);
     server.start();

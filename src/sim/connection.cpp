@@ -7,6 +7,8 @@
 #include <charconv>
 #include <ctime>
 
+#include "core/clock.h"
+#include "sim/deployment_state.h"
 #include "sim/front.h"
 
 namespace servebench::sim::detail {
@@ -39,7 +41,21 @@ const char* status_text(int status) {
 std::string Front::metrics_text() const {
   std::vector<const FrontMetrics*> per_thread;
   for (const auto& t : threads) per_thread.push_back(&t->metrics);
-  return exposition_text(opts.served_model_name, per_thread, schedule->stats());
+  if (!opts.deployment) {
+    return exposition_text(opts.served_model_name, per_thread, schedule->stats());
+  }
+  return frontend_exposition_text(opts.served_model_name, frontend_name(), per_thread,
+                                  schedule->stats()) +
+         worker_exposition(*opts.deployment, opts.deployment_frontend, opts.served_model_name);
+}
+
+std::string Front::dcgm_text() const {
+  return opts.deployment ? dcgm_exposition(*opts.deployment, core::mono_ns()) : std::string();
+}
+
+const std::string& Front::frontend_name() const {
+  static const std::string kNone;
+  return opts.deployment ? opts.deployment->spec.frontends[opts.deployment_frontend].name : kNone;
 }
 
 const std::string& IoThread::http_date() {
@@ -134,6 +150,9 @@ void Connection::handle() {
   } else if (path == "/metrics") {
     if (!need(http::verb::get, "GET")) return;
     reply(200, "text/plain; version=0.0.4; charset=utf-8", front().metrics_text());
+  } else if (path == "/dcgm/metrics" && front().opts.deployment) {
+    if (!need(http::verb::get, "GET")) return;
+    reply(200, "text/plain; version=0.0.4; charset=utf-8", front().dcgm_text());
   } else if (path == "/version") {
     if (!need(http::verb::get, "GET")) return;
     reply(200, "application/json", R"({"version":"servebench-sim 0.1.0"})");

@@ -1,7 +1,8 @@
 // File: sim/front.h (private to the sim part)
 // The HTTP front of the simulator: I/O threads, their connections and each connection's (at most
 // one) generation. Beast parses requests; a TokenSchedule (token_schedule.h) says when each token
-// is due; the front writes each due token as its own SSE event and HTTP chunk with one send().
+// is due; the front writes each due token as its own SSE event and HTTP chunk with one send()
+// (the tokens of one request due together, as a speculative step yields them, as one event).
 // Connection's members are spread over the files of its seams:
 //   connection.cpp  reading, routing, plain replies, writing and closing the socket;
 //   generation.cpp  a generation request becoming a stream, tokens arriving, the stream ending;
@@ -53,9 +54,12 @@ struct Front {
   std::vector<std::unique_ptr<IoThread>> threads;
   // After `threads`: its timers live on their io_contexts, so it goes first.
   std::unique_ptr<TokenSchedule> schedule;
-  std::unique_ptr<TraceWriter> trace;
+  std::shared_ptr<TraceWriter> trace;  // shared by a deployment's frontends
 
   std::string metrics_text() const;
+  // The simulated DCGM exporter's text (a deployment), or "" when not serving one.
+  std::string dcgm_text() const;
+  const std::string& frontend_name() const;
 };
 
 // One I/O thread of the front.
@@ -66,7 +70,8 @@ struct IoThread final : TokenSink {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   std::unordered_map<uint64_t, std::shared_ptr<Connection>> streams;
   std::unordered_map<Connection*, std::weak_ptr<Connection>> conns;
-  std::string out;  // reused chunk buffer
+  std::string out;   // reused chunk buffer
+  std::string text;  // reused: the text of several tokens sent as one event
   FrontMetrics metrics;
   std::mt19937_64 rng;
   // Fault draws have their own stream, so adding a --fault rule leaves a seeded run's lengths
@@ -79,7 +84,7 @@ struct IoThread final : TokenSink {
   std::thread thread;
 
   IoThread(Front& f, int idx) : front(f), index(idx) {}
-  void on_token_due(const TokenEvent& ev) override;
+  void on_tokens_due(const TokenEvent* events, size_t count) override;
   // Server stop: ends every stream and closes every connection.
   void close_all();
   const std::string& http_date();
@@ -112,7 +117,9 @@ struct Stream {
   std::vector<TokenEvent> held;  // due during a stall
   bool finish_held = false;      // the closing events wait for a stall too
   std::unique_ptr<asio::steady_timer> stall_timer;
-  std::vector<int64_t> due_ns, sent_ns;  // trace only
+  std::vector<int64_t> due_ns, sent_ns;       // trace only
+  std::optional<deploy::RequestRoute> route;  // trace only: where a deployment sent it
+  std::string_view frontend;                  // trace only: the deployment frontend's name
 };
 
 // The request's fault: from the x-servebench-fault header when given (throws core::Error on a
@@ -132,6 +139,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     do_read();
   }
   void on_token(const TokenEvent& ev);
+  // Tokens of this stream due together (1 + accepted speculative tokens): one SSE event.
+  void on_tokens(const TokenEvent* events, size_t count);
   // Server stop: end any stream and close.
   void shutdown_now() {
     if (stream_) end_stream("server_stopped", 200, How::kClose);
@@ -181,7 +190,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool alive() const { return stream_ != nullptr && state_ != State::kClosed; }
 
   // sse_writer.cpp
-  void emit_token(const TokenEvent& ev, bool fault_delayed);
+  void emit_token(const TokenEvent& ev, bool fault_delayed) { emit_tokens(&ev, 1, fault_delayed); }
+  void emit_tokens(const TokenEvent* events, int32_t count, bool fault_delayed);
   void finish();
   void finish_nonstream(const EndFault& fault);
 

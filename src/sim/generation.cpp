@@ -1,5 +1,5 @@
 // A generation's life on its connection: the parsed request becomes a Stream handed to the
-// TokenSchedule, due tokens come back through the I/O thread (IoThread::on_token_due), and
+// TokenSchedule, due tokens come back through the I/O thread (IoThread::on_tokens_due), and
 // end_stream settles the schedule, the metrics and the trace however the stream ended.
 #include <algorithm>
 #include <cmath>
@@ -99,6 +99,7 @@ void Connection::handle_generation(Endpoint endpoint, const http::request<http::
   s->output_tokens = n;
   s->finish_reason = n == g.max_tokens ? "length" : "stop";
   s->arrival_ns = arrival;
+  s->frontend = f.frontend_name();
   s->token_seed = (f.opts.seed + 1) * 0x9e3779b97f4a7c15ULL ^ (s->id * 0xd1b54a32d192ed03ULL);
   if (fault) {
     s->fault = fault;
@@ -116,7 +117,8 @@ void Connection::handle_generation(Endpoint endpoint, const http::request<http::
     s->sent_ns.reserve(reserve);
   }
 
-  std::string why = f.schedule->submit(s->id, RequestShape{g.prompt_tokens, n}, arrival);
+  std::string why = f.schedule->submit(s->id, RequestShape{g.prompt_tokens, n}, arrival,
+                                       PromptPrefix{g.prefix_key, g.prefix_tokens});
   if (!why.empty()) {
     rejected(bad_request(why, "max_tokens"), "rejected", std::nullopt);
     return;
@@ -166,6 +168,7 @@ void Connection::end_stream(const char* outcome, int status, How how,
   const std::string_view what(outcome);
   const bool gone = what == "cancelled" || what == "server_stopped";
   if (!s.model_done) front().schedule->cancel(s.id);
+  if (front().trace) s.route = front().schedule->take_route(s.id);
   FrontMetrics& m = thread_.metrics;
   if (what == "ok") {
     (std::string_view(s.finish_reason) == "length" ? m.success_length : m.success_stop).add(1);
@@ -201,11 +204,34 @@ void Connection::end_stream(const char* outcome, int status, How how,
   maybe_read();
 }
 
-void IoThread::on_token_due(const TokenEvent& ev) {
-  auto it = streams.find(ev.request_id);
-  if (it == streams.end()) return;  // cancelled meanwhile
-  std::shared_ptr<Connection> c = it->second;
-  c->on_token(ev);
+void Connection::on_tokens(const TokenEvent* events, size_t count) {
+  Stream& s = *stream_;
+  // Faults, stalls and non-streaming answers go token by token.
+  if (count == 1 || !s.streaming || s.fault || !s.held.empty()) {
+    const uint64_t id = s.id;
+    for (size_t i = 0; i < count && stream_ && stream_->id == id; ++i) on_token(events[i]);
+    return;
+  }
+  const bool last = events[count - 1].last;
+  if (last) s.model_done = true;
+  emit_tokens(events, static_cast<int32_t>(count), false);
+  if (last && alive()) finish();
+}
+
+void IoThread::on_tokens_due(const TokenEvent* events, size_t count) {
+  for (size_t i = 0; i < count;) {
+    size_t end = i + 1;
+    while (end < count && events[end].request_id == events[i].request_id &&
+           events[end].due_ns == events[i].due_ns) {
+      ++end;
+    }
+    auto it = streams.find(events[i].request_id);
+    if (it != streams.end()) {  // else cancelled meanwhile
+      std::shared_ptr<Connection> c = it->second;
+      c->on_tokens(events + i, end - i);
+    }
+    i = end;
+  }
 }
 
 void IoThread::close_all() {

@@ -13,13 +13,7 @@ namespace {
 void append_histogram(std::string& out, const char* name, const char* help, const char* labels,
                       const std::vector<const FrontMetrics*>& fronts,
                       Histogram FrontMetrics::*which, const double* bounds, size_t n) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += " histogram\n";
+  append_family(out, name, "histogram", help);
   // `<name><suffix>{<labels><more_labels>} <value>`
   auto sample = [&](const char* suffix, std::string_view more_labels, std::string_view value) {
     out += name;
@@ -54,7 +48,103 @@ void append_histogram(std::string& out, const char* name, const char* help, cons
   sample("_count", "", std::to_string(count));
 }
 
+uint64_t sum_of(const std::vector<const FrontMetrics*>& fronts, Counter FrontMetrics::*c) {
+  uint64_t t = 0;
+  for (const FrontMetrics* m : fronts) t += (m->*c).get();
+  return t;
+}
+
+// One-sample family: HELP, TYPE and `<name>{labels} value`.
+void append_single(std::string& out, const char* name, const char* type, const char* help,
+                   const std::string& labels, const std::string& value) {
+  append_family(out, name, type, help);
+  append_sample(out, name, labels, value);
+}
+
+// servebench's own: how late tokens left versus the model's schedule (never silent drift).
+void append_lag(std::string& out, const std::string& labels,
+                const std::vector<const FrontMetrics*>& fronts) {
+  append_histogram(out, "servebench_sim:emission_lag_seconds",
+                   "Token send time minus its scheduled due time, in seconds.", labels.c_str(),
+                   fronts, &FrontMetrics::lag, kLagBuckets, std::size(kLagBuckets));
+  uint64_t lag_max = 0;
+  for (const FrontMetrics* m : fronts) lag_max = std::max(lag_max, m->lag_max_ns.get());
+  char num[64];
+  std::snprintf(num, sizeof num, "%.9f", static_cast<double>(lag_max) * 1e-9);
+  append_single(out, "servebench_sim:emission_lag_max_seconds", "gauge",
+                "Largest emission lag seen since start, in seconds.", labels, num);
+}
+
 }  // namespace
+
+void append_family(std::string& out, std::string_view name, std::string_view type,
+                   std::string_view help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+void append_sample(std::string& out, std::string_view name, std::string_view labels,
+                   std::string_view value) {
+  out += name;
+  out += '{';
+  out += labels;
+  out += "} ";
+  out += value;
+  out += '\n';
+}
+
+std::string frontend_exposition_text(std::string_view served_model_name,
+                                     std::string_view frontend_name,
+                                     const std::vector<const FrontMetrics*>& fronts,
+                                     const ScheduleStats& engines) {
+  std::string labels = "model=\"";
+  core::append_json_escaped(labels, served_model_name);
+  labels += "\",frontend=\"";
+  core::append_json_escaped(labels, frontend_name);
+  labels += '"';
+  std::string out;
+  const uint64_t ok =
+      sum_of(fronts, &FrontMetrics::success_length) + sum_of(fronts, &FrontMetrics::success_stop);
+  out +=
+      "# HELP dynamo_frontend_requests_total Requests processed by the frontend.\n"
+      "# TYPE dynamo_frontend_requests_total counter\n";
+  out += "dynamo_frontend_requests_total{" + labels + ",status=\"success\"} " + std::to_string(ok) +
+         "\n";
+  out += "dynamo_frontend_requests_total{" + labels + ",status=\"error\"} " +
+         std::to_string(sum_of(fronts, &FrontMetrics::rejected)) + "\n";
+  append_single(out, "dynamo_frontend_inflight_requests", "gauge",
+                "Requests in flight at the frontend's workers.", labels,
+                std::to_string(engines.running + engines.waiting));
+  append_single(out, "dynamo_frontend_queued_requests", "gauge",
+                "Requests waiting for a worker's batch.", labels, std::to_string(engines.waiting));
+  append_single(out, "dynamo_frontend_disconnected_clients", "counter",
+                "Clients that went away before their answer ended.", labels,
+                std::to_string(sum_of(fronts, &FrontMetrics::cancelled)));
+  append_single(out, "dynamo_frontend_output_tokens_total", "counter",
+                "Output tokens sent by the frontend.", labels,
+                std::to_string(sum_of(fronts, &FrontMetrics::generation_tokens)));
+  append_single(out, "dynamo_frontend_input_tokens_total", "counter",
+                "Prompt tokens of the requests the frontend admitted.", labels,
+                std::to_string(sum_of(fronts, &FrontMetrics::prompt_tokens)));
+  append_histogram(out, "dynamo_frontend_time_to_first_token_seconds",
+                   "Time to first token in seconds.", labels.c_str(), fronts, &FrontMetrics::ttft,
+                   kTtftBuckets, std::size(kTtftBuckets));
+  append_histogram(out, "dynamo_frontend_inter_token_latency_seconds",
+                   "Inter-token latency in seconds.", labels.c_str(), fronts, &FrontMetrics::itl,
+                   kItlBuckets, std::size(kItlBuckets));
+  append_histogram(out, "dynamo_frontend_request_duration_seconds",
+                   "Duration of LLM requests in seconds.", labels.c_str(), fronts,
+                   &FrontMetrics::e2e, kE2eBuckets, std::size(kE2eBuckets));
+  append_lag(out, labels, fronts);
+  return out;
+}
 
 std::string exposition_text(std::string_view served_model_name,
                             const std::vector<const FrontMetrics*>& fronts,
@@ -103,16 +193,7 @@ std::string exposition_text(std::string_view served_model_name,
   append_histogram(out, "vllm:e2e_request_latency_seconds",
                    "Histogram of e2e request latency in seconds.", labels.c_str(), fronts,
                    &FrontMetrics::e2e, kE2eBuckets, std::size(kE2eBuckets));
-  // servebench's own: how late tokens left versus the model's schedule (never silent drift).
-  append_histogram(out, "servebench_sim:emission_lag_seconds",
-                   "Token send time minus its scheduled due time, in seconds.", labels.c_str(),
-                   fronts, &FrontMetrics::lag, kLagBuckets, std::size(kLagBuckets));
-  uint64_t lag_max = 0;
-  for (const FrontMetrics* m : fronts) lag_max = std::max(lag_max, m->lag_max_ns.get());
-  std::snprintf(num, sizeof num, "%.9f", static_cast<double>(lag_max) * 1e-9);
-  line("servebench_sim:emission_lag_max_seconds", "gauge",
-       "Largest emission lag seen since start, in seconds.", num,
-       "servebench_sim:emission_lag_max_seconds");
+  append_lag(out, labels, fronts);
   line("servebench_sim:requests_cancelled", "counter",
        "Generations ended because the client went away (or the server stopped).",
        std::to_string(sum(&FrontMetrics::cancelled)), "servebench_sim:requests_cancelled_total");

@@ -69,9 +69,23 @@ struct FrontMetrics {
   Histogram ttft{kTtftBuckets}, itl{kItlBuckets}, e2e{kE2eBuckets}, lag{kLagBuckets};
 };
 
+// Prometheus text pieces: a family's `# HELP` and `# TYPE` lines; one `name{labels} value` line.
+void append_family(std::string& out, std::string_view name, std::string_view type,
+                   std::string_view help);
+void append_sample(std::string& out, std::string_view name, std::string_view labels,
+                   std::string_view value);
+
 // The Prometheus text of every front thread's metrics and the schedule's gauges.
 std::string exposition_text(std::string_view served_model_name,
                             const std::vector<const FrontMetrics*>& fronts,
                             const ScheduleStats& engine);
+
+// A deployment frontend's own series in Dynamo's names (dynamo_frontend_*), labelled model and
+// frontend, and the simulator's servebench_sim:* series; the engine series come per worker
+// (deployment_state.h).
+std::string frontend_exposition_text(std::string_view served_model_name,
+                                     std::string_view frontend_name,
+                                     const std::vector<const FrontMetrics*>& fronts,
+                                     const ScheduleStats& engines);
 
 }  // namespace servebench::sim::detail

@@ -4,6 +4,7 @@
 #include "sim/protocol.h"
 
 #include <simdjson.h>
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -137,9 +138,22 @@ bool message_text(const element& content, std::string& text, ApiError& error) {
   return true;
 }
 
-// Chat messages → token count (and ids when `ids` is given).
+// FNV-1a over `bytes`, continuing from `h` (a prefix key; never 0).
+uint64_t fnv1a(uint64_t h, std::string_view bytes) {
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ULL;
+
+struct PrefixOut {
+  uint64_t key = 0;
+  int64_t tokens = 0;
+};
+
+// Chat messages → token count (and ids when `ids` is given; the prefix when `prefix` is).
 bool messages_tokens(const element& root, const tokenizer::Tokenizer& tok, int64_t& count,
-                     std::vector<tokenizer::TokenId>* ids, ApiError& error) {
+                     std::vector<tokenizer::TokenId>* ids, ApiError& error,
+                     PrefixOut* prefix = nullptr) {
   element e;
   if (!get_field(root, "messages", e)) {
     error = bad_request("'messages' is required.", "messages");
@@ -152,7 +166,11 @@ bool messages_tokens(const element& root, const tokenizer::Tokenizer& tok, int64
   }
   count = 0;
   std::string text;
+  const size_t n_messages = messages.size();
+  size_t index = 0;
+  uint64_t key = kFnvBasis;
   for (element m : messages) {
+    if (prefix && index++ + 1 == n_messages && count > 0) *prefix = PrefixOut{key | 1, count};
     if (m.type() != element_type::OBJECT) {
       error = bad_request("each message must be an object.", "messages");
       return false;
@@ -165,6 +183,7 @@ bool messages_tokens(const element& root, const tokenizer::Tokenizer& tok, int64
     element content;
     if (!get_field(m, "content", content)) continue;  // e.g. assistant tool calls
     if (!message_text(content, text, error)) return false;
+    if (prefix) key = fnv1a(fnv1a(key, role), text);
     if (ids) {
       auto part = tok.encode(text);
       ids->insert(ids->end(), part.begin(), part.end());
@@ -176,9 +195,10 @@ bool messages_tokens(const element& root, const tokenizer::Tokenizer& tok, int64
   return true;
 }
 
-// Completions prompt → token count (and ids when `ids` is given).
+// Completions prompt → token count (and ids when `ids` is given; the prefix when `prefix` is).
 bool prompt_tokens(const element& root, const tokenizer::Tokenizer& tok, int64_t& count,
-                   std::vector<tokenizer::TokenId>* ids, ApiError& error) {
+                   std::vector<tokenizer::TokenId>* ids, ApiError& error,
+                   PrefixOut* prefix = nullptr) {
   element e;
   const char* kEmpty = "Either prompt or prompt_embeds must be provided and non-empty.";
   if (!get_field(root, "prompt", e)) {
@@ -197,6 +217,7 @@ bool prompt_tokens(const element& root, const tokenizer::Tokenizer& tok, int64_t
     } else {
       count = static_cast<int64_t>(tok.count(s));
     }
+    if (prefix) *prefix = PrefixOut{fnv1a(kFnvBasis, s) | 1, count};
     return true;
   }
   simdjson::dom::array list;
@@ -226,6 +247,7 @@ bool prompt_tokens(const element& root, const tokenizer::Tokenizer& tok, int64_t
       }
       if (ids) *ids = tok.encode(s);
       count = ids ? static_cast<int64_t>(ids->size()) : static_cast<int64_t>(tok.count(s));
+      if (prefix) *prefix = PrefixOut{fnv1a(kFnvBasis, s) | 1, count};
       return true;
     }
     if (first.get_array().get(list) != simdjson::SUCCESS || list.size() == 0) {
@@ -234,6 +256,7 @@ bool prompt_tokens(const element& root, const tokenizer::Tokenizer& tok, int64_t
     }
   }
   count = 0;
+  uint64_t key = kFnvBasis;
   for (element id : list) {
     int64_t v;
     if (id.get_int64().get(v) != simdjson::SUCCESS || v < 0) {
@@ -241,8 +264,10 @@ bool prompt_tokens(const element& root, const tokenizer::Tokenizer& tok, int64_t
       return false;
     }
     if (ids) ids->push_back(static_cast<tokenizer::TokenId>(v));
+    if (prefix) key = fnv1a(key, std::string_view(reinterpret_cast<const char*>(&v), sizeof v));
     ++count;
   }
+  if (prefix) *prefix = PrefixOut{key | 1, count};
   return true;
 }
 
@@ -330,9 +355,12 @@ bool parse_generation_request(Endpoint endpoint, std::string_view body,
   }
 
   int64_t count = 0;
-  bool ok = endpoint == Endpoint::kChat ? messages_tokens(root, tok, count, nullptr, error)
-                                        : prompt_tokens(root, tok, count, nullptr, error);
+  PrefixOut prefix;
+  bool ok = endpoint == Endpoint::kChat ? messages_tokens(root, tok, count, nullptr, error, &prefix)
+                                        : prompt_tokens(root, tok, count, nullptr, error, &prefix);
   if (!ok) return false;
+  out.prefix_key = prefix.key;
+  out.prefix_tokens = static_cast<int32_t>(std::min<int64_t>(prefix.tokens, count));
   const int64_t max_len = limits.max_model_len;
   if (count >= max_len) {
     error = bad_request("This model's maximum context length is " + std::to_string(max_len) +

@@ -46,6 +46,11 @@ struct GenerationRequest {
   int32_t min_tokens = 0;
   int32_t max_tokens = 0;  // effective: given, or the endpoint's default
   int32_t prompt_tokens = 0;
+  // What a prefix-aware router can match: a hash naming the first `prefix_tokens` tokens. Chat:
+  // every message before the last (system prompt, earlier turns); completions: the whole
+  // prompt (a repeated prompt). 0 = nothing.
+  uint64_t prefix_key = 0;
+  int32_t prefix_tokens = 0;
 };
 
 struct ParseLimits {

@@ -35,6 +35,30 @@ TEST_F(ParseTest, CompletionsDefaultsMaxTokensTo16AndCountsPromptWords) {
   EXPECT_FALSE(req_.include_usage);
 }
 
+TEST_F(ParseTest, ThePrefixKeyNamesEveryChatMessageButTheLastOrTheWholePrompt) {
+  auto chat = [&](const std::string& system, const std::string& user) {
+    EXPECT_TRUE(parse(Endpoint::kChat, R"({"model":"m","messages":[{"role":"system","content":")" +
+                                           system + R"("},{"role":"user","content":")" + user +
+                                           R"("}]})"));
+    return std::make_pair(req_.prefix_key, req_.prefix_tokens);
+  };
+  auto a = chat("you are brief", "hello");
+  auto b = chat("you are brief", "another question here");
+  auto c = chat("you are verbose", "hello");
+  EXPECT_NE(a.first, 0u);
+  EXPECT_EQ(a, b);  // the same system prompt: the same prefix, its 3 tokens
+  EXPECT_EQ(a.second, 3);
+  EXPECT_NE(a.first, c.first);
+  ASSERT_TRUE(parse(Endpoint::kCompletions, R"({"model":"m","prompt":"one two three"})"));
+  const uint64_t whole = req_.prefix_key;
+  EXPECT_EQ(req_.prefix_tokens, 3);
+  ASSERT_TRUE(parse(Endpoint::kCompletions, R"({"model":"m","prompt":"one two four"})"));
+  EXPECT_NE(req_.prefix_key, whole);
+  ASSERT_TRUE(parse(Endpoint::kCompletions, R"({"model":"m","prompt":[1,2,3]})"));
+  EXPECT_NE(req_.prefix_key, 0u);
+  EXPECT_EQ(req_.prefix_tokens, 3);
+}
+
 TEST_F(ParseTest, ChatDefaultsMaxTokensToRemainingContext) {
   ASSERT_TRUE(parse(Endpoint::kChat,
                     R"({"messages":[{"role":"system","content":"be brief"},)"

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/json_text.h"
 #include "core/system.h"
+#include "sim/deployment_state.h"
 #include "sim/front.h"
 #include "tokenizer/tokenizer.h"
 
@@ -149,10 +150,15 @@ void Server::start() {
   }
   std::vector<detail::FrontThread> fronts;
   for (auto& t : im.threads) fronts.push_back({&t->ioc, t.get()});
-  im.schedule = detail::make_model_schedule(o, std::move(fronts));
-
-  if (!o.trace_out.empty()) {
-    im.trace = std::make_unique<detail::TraceWriter>(o.trace_out, o.trace_out_flag);
+  if (o.deployment) {
+    im.trace = o.deployment->trace;
+    im.schedule = detail::make_deployment_schedule(*o.deployment, o.deployment_frontend,
+                                                   im.trace != nullptr, std::move(fronts));
+  } else {
+    im.schedule = detail::make_model_schedule(o, std::move(fronts));
+    if (!o.trace_out.empty()) {
+      im.trace = std::make_shared<detail::TraceWriter>(o.trace_out, o.trace_out_flag);
+    }
   }
 
   detail::IoThread& t0 = *im.threads[0];

@@ -5,11 +5,13 @@
 // (fixed TTFT/ITL, or a continuous-batching engine model), and can inject faults.
 // Also: GET /v1/models, /health, /metrics (Prometheus, vLLM's names), POST /tokenize,
 // /detokenize. docs/simulator.md describes flags, shapes, the token rule, faults and the trace.
-// It depends on core, tokenizer and sim/model only; it never includes the client.
+// DeploymentServer serves every frontend of a simulated deployment (docs/deployments.md).
+// It depends on core, tokenizer, sim/model and sim/deploy only; it never includes the client.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +23,10 @@ class Tokenizer;
 }
 
 namespace servebench::sim {
+
+namespace detail {
+struct DeploymentShared;
+}
 
 // How the length of a non-ignore_eos answer is drawn (then capped by max_tokens, floored by
 // min_tokens).
@@ -83,6 +89,11 @@ struct Options {
 
   // Counts prompt tokens and writes output text; nullptr = the built-in word rule.
   std::shared_ptr<const tokenizer::Tokenizer> tokenizer;
+
+  // Set by DeploymentServer: serve frontend `deployment_frontend` of this deployment (mode,
+  // fixed and engine are then unused).
+  std::shared_ptr<detail::DeploymentShared> deployment;
+  size_t deployment_frontend = 0;
 };
 
 // Runs the server on its own threads. Destroying it stops it and flushes the trace.
@@ -102,6 +113,42 @@ class Server {
   void wait();
   // Closes every connection (open streams are traced as "server_stopped"), joins the threads
   // and flushes the trace. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Serves every frontend of a deployment file (docs/deployments.md), each a Server at its own
+// port, all sharing the deployment's workers (one mutex): `servebench sim --deployment`, and
+// `run --sim-deployment` embedded. Each frontend answers as a Server does; its /metrics has the
+// Dynamo-style frontend series and the vLLM series of each worker replica it reaches, and
+// /dcgm/metrics the simulated DCGM exporter of every GPU of the deployment.
+class DeploymentServer {
+ public:
+  // Loads and checks the file: a deployment that cannot run is one core::Error(kInput) naming
+  // file:line and key. `base` applies to every frontend (host, threads, seed, tokenizer, faults,
+  // output length, max_model_len, trace_out: one file for all); its port and mode are unused.
+  // Ports: with `first_port`, frontend i at first_port + i (0: any free port for each);
+  // without, the file's `port` of each frontend, else 8000 + i.
+  DeploymentServer(Options base, const std::string& path,
+                   std::optional<uint16_t> first_port = std::nullopt);
+  ~DeploymentServer();
+  DeploymentServer(const DeploymentServer&) = delete;
+  DeploymentServer& operator=(const DeploymentServer&) = delete;
+
+  // Binds and starts every frontend; throws core::Error naming the frontend if a port is taken.
+  void start();
+  size_t frontend_count() const;
+  const std::string& frontend_name(size_t index) const;
+  uint16_t port(size_t index) const;           // bound, after start()
+  std::vector<std::string> urls() const;       // http://host:port of each frontend
+  const std::string& deployment_name() const;  // the file's `name`
+  const std::string& path() const;             // as given
+  const std::string& file_text() const;        // the file's content, as read
+  // Blocks until SIGINT/SIGTERM (or stop()), then stops every frontend.
+  void wait();
   void stop();
 
  private:

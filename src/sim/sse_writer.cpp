@@ -1,4 +1,5 @@
-// Writing a generation out: each token as its own SSE event in its own HTTP chunk (one send),
+// Writing a generation out: each token as its own SSE event in its own HTTP chunk (one send) —
+// or the tokens of one request due together (speculative decoding) as one event, as vLLM does —
 // the closing events ([DONE], usage), or for a non-streaming request the whole body at the end.
 // Every write may end the stream (client gone), so `alive()` is checked after each.
 #include <charconv>
@@ -9,7 +10,8 @@
 
 namespace servebench::sim::detail {
 
-void Connection::emit_token(const TokenEvent& ev, bool fault_delayed) {
+void Connection::emit_tokens(const TokenEvent* events, int32_t count, bool fault_delayed) {
+  const TokenEvent& ev = events[0];
   Stream& s = *stream_;
   Front& f = front();
   const int32_t k = s.sent;
@@ -21,10 +23,20 @@ void Connection::emit_token(const TokenEvent& ev, bool fault_delayed) {
     // Format the event in thread_.out after a 16-byte gap, then put the chunk size in front.
     std::string& out = thread_.out;
     out.assign(16, ' ');
-    const bool last = k + 1 == s.output_tokens;
-    tokenizer::TokenId id = output_token_id(s.token_seed, k, f.tok->vocab_size());
-    append_token_event(out, s.shape, f.token_json[static_cast<size_t>(id)],
-                       last ? s.finish_reason : "", k + 1);
+    const bool last = k + count == s.output_tokens;
+    std::string_view text;
+    if (count == 1) {
+      text =
+          f.token_json[static_cast<size_t>(output_token_id(s.token_seed, k, f.tok->vocab_size()))];
+    } else {
+      thread_.text.clear();
+      for (int32_t i = 0; i < count; ++i) {
+        thread_.text += f.token_json[static_cast<size_t>(
+            output_token_id(s.token_seed, k + i, f.tok->vocab_size()))];
+      }
+      text = thread_.text;
+    }
+    append_token_event(out, s.shape, text, last ? s.finish_reason : "", k + count);
     const size_t len = out.size() - 16;
     char hex[16];
     auto r = std::to_chars(hex, hex + sizeof hex, len, 16);
@@ -39,12 +51,12 @@ void Connection::emit_token(const TokenEvent& ev, bool fault_delayed) {
   } else {
     now = core::mono_ns();
   }
-  ++s.sent;
+  s.sent += count;
   FrontMetrics& m = thread_.metrics;
-  m.generation_tokens.add(1);
+  m.generation_tokens.add(static_cast<uint64_t>(count));
   const int64_t lag = now - ev.due_ns;
   if (!fault_delayed) {
-    m.lag.observe(lag);
+    for (int32_t i = 0; i < count; ++i) m.lag.observe(lag);
     m.lag_max_ns.max_of(static_cast<uint64_t>(std::max<int64_t>(lag, 0)));
     s.max_lag_ns = std::max(s.max_lag_ns, lag);
   }
@@ -56,8 +68,10 @@ void Connection::emit_token(const TokenEvent& ev, bool fault_delayed) {
   }
   s.last_sent_ns = now;
   if (f.trace) {
-    s.due_ns.push_back(ev.due_ns);
-    s.sent_ns.push_back(now);
+    for (int32_t i = 0; i < count; ++i) {
+      s.due_ns.push_back(events[i].due_ns);
+      s.sent_ns.push_back(now);
+    }
   }
 }
 

@@ -11,8 +11,10 @@
 #include <boost/asio.hpp>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "core/clock.h"
+#include "sim/deployment_state.h"
 #include "sim/sim.h"
 
 namespace servebench::sim::detail {
@@ -29,16 +31,37 @@ constexpr int64_t kSpinNs = 50'000;
 // thread alone.
 class PacedModel {
  public:
+  // A model of its own, guarded by its own mutex.
   PacedModel(std::unique_ptr<TimingModel> model, size_t driver,
              const std::vector<FrontThread>& fronts)
-      : model_(std::move(model)), fronts_(fronts), driver_(driver), timer_(*fronts[driver].ioc) {}
+      : owned_(std::move(model)),
+        model_(owned_.get()),
+        mu_(own_mu_),
+        fronts_(fronts),
+        driver_(driver),
+        timer_(*fronts[driver].ioc) {}
+  // A deployment's frontend: its state is shared with the other frontends under `mu`.
+  PacedModel(deploy::FrontendModel& frontend, std::mutex& mu, bool keep_routes, size_t driver,
+             const std::vector<FrontThread>& fronts)
+      : model_(&frontend),
+        frontend_(&frontend),
+        keep_routes_(keep_routes),
+        mu_(mu),
+        fronts_(fronts),
+        driver_(driver),
+        timer_(*fronts[driver].ioc) {}
 
-  std::string submit(uint64_t request_id, RequestShape shape, int64_t arrival_ns) {
+  std::string submit(uint64_t request_id, RequestShape shape, int64_t arrival_ns,
+                     PromptPrefix prefix) {
     {
       std::lock_guard lock(mu_);
       std::string why = model_->rejection_reason(shape);
       if (!why.empty()) return why;
-      model_->add(request_id, shape, arrival_ns);
+      if (frontend_) {
+        frontend_->add_with_prefix(request_id, shape, arrival_ns, prefix.key, prefix.tokens);
+      } else {
+        model_->add(request_id, shape, arrival_ns);
+      }
       snapshot();
     }
     if (front_of(request_id) == driver_) {
@@ -51,8 +74,18 @@ class PacedModel {
 
   void cancel(uint64_t request_id) {
     std::lock_guard lock(mu_);
+    if (keep_routes_) keep_route(request_id);
     model_->cancel(request_id);
     snapshot();
+  }
+
+  std::optional<deploy::RequestRoute> take_route(uint64_t request_id) {
+    std::lock_guard lock(mu_);
+    auto it = routes_.find(request_id);
+    if (it == routes_.end()) return std::nullopt;
+    deploy::RequestRoute route = std::move(it->second);
+    routes_.erase(it);
+    return route;
   }
 
   size_t driver() const { return driver_; }
@@ -70,6 +103,10 @@ class PacedModel {
   }
 
  private:
+  void keep_route(uint64_t request_id) {  // under mu_
+    if (auto route = frontend_->route(request_id)) routes_[request_id] = std::move(*route);
+  }
+
   void snapshot() {  // under mu_
     ModelStats s = model_->stats();
     running_.store(s.running, std::memory_order_relaxed);
@@ -112,6 +149,11 @@ class PacedModel {
     {
       std::lock_guard lock(mu_);
       model_->pop_due(now, events_);
+      if (keep_routes_) {
+        for (const TokenEvent& ev : events_) {
+          if (ev.last) keep_route(ev.request_id);
+        }
+      }
       snapshot();
       next = model_->next_due_ns();
     }
@@ -128,29 +170,42 @@ class PacedModel {
     }
   }
 
+  // The driver's own tokens go to its sink at once, the others' as one posted batch per thread;
+  // the order of each request's tokens is kept.
   void dispatch() {
     const size_t n_fronts = fronts_.size();
+    if (n_fronts == 1) {
+      if (!events_.empty()) fronts_[driver_].sink->on_tokens_due(events_.data(), events_.size());
+      return;
+    }
+    if (outgoing_.size() < n_fronts) outgoing_.resize(n_fronts);
+    own_.clear();
     for (const TokenEvent& ev : events_) {
       const size_t owner = front_of(ev.request_id);
       if (owner == driver_ || owner >= n_fronts) {
-        fronts_[driver_].sink->on_token_due(ev);
+        own_.push_back(ev);
       } else {
-        if (outgoing_.size() < n_fronts) outgoing_.resize(n_fronts);
         outgoing_[owner].push_back(ev);
       }
     }
+    if (!own_.empty()) fronts_[driver_].sink->on_tokens_due(own_.data(), own_.size());
     for (size_t i = 0; i < outgoing_.size(); ++i) {
       if (outgoing_[i].empty()) continue;
       TokenSink* sink = fronts_[i].sink;
       asio::post(*fronts_[i].ioc, [sink, batch = std::move(outgoing_[i])] {
-        for (const TokenEvent& ev : batch) sink->on_token_due(ev);
+        sink->on_tokens_due(batch.data(), batch.size());
       });
       outgoing_[i] = {};
     }
   }
 
-  std::mutex mu_;
-  std::unique_ptr<TimingModel> model_;
+  std::unique_ptr<TimingModel> owned_;
+  std::mutex own_mu_;
+  TimingModel* model_;
+  deploy::FrontendModel* frontend_ = nullptr;
+  bool keep_routes_ = false;
+  std::mutex& mu_;
+  std::unordered_map<uint64_t, deploy::RequestRoute> routes_;  // under mu_
   std::atomic<int32_t> running_{0}, waiting_{0};
   std::atomic<uint64_t> preemptions_{0};
   std::atomic<double> kv_usage_{0};
@@ -161,7 +216,7 @@ class PacedModel {
   uint64_t timer_gen_ = 0;
   bool timer_armed_ = false;
   int64_t armed_wake_ns_ = 0;
-  std::vector<TokenEvent> events_;
+  std::vector<TokenEvent> events_, own_;
   std::vector<std::vector<TokenEvent>> outgoing_;  // batches for other front threads
 };
 
@@ -179,8 +234,9 @@ class ModelSchedule final : public TokenSchedule {
     }
   }
 
-  std::string submit(uint64_t request_id, RequestShape shape, int64_t arrival_ns) override {
-    return model_of(request_id).submit(request_id, shape, arrival_ns);
+  std::string submit(uint64_t request_id, RequestShape shape, int64_t arrival_ns,
+                     PromptPrefix prefix) override {
+    return model_of(request_id).submit(request_id, shape, arrival_ns, prefix);
   }
   void cancel(uint64_t request_id) override { model_of(request_id).cancel(request_id); }
   void stop(size_t front) override {
@@ -204,7 +260,43 @@ class ModelSchedule final : public TokenSchedule {
   std::vector<std::unique_ptr<PacedModel>> models_;
 };
 
+// One frontend of a deployment, paced by front thread 0.
+class DeploymentSchedule final : public TokenSchedule {
+ public:
+  DeploymentSchedule(DeploymentShared& shared, size_t frontend, bool keep_routes,
+                     std::vector<FrontThread> fronts)
+      : fronts_(std::move(fronts)),
+        model_(shared.model->frontend(frontend), shared.mu, keep_routes, 0, fronts_) {}
+
+  std::string submit(uint64_t request_id, RequestShape shape, int64_t arrival_ns,
+                     PromptPrefix prefix) override {
+    return model_.submit(request_id, shape, arrival_ns, prefix);
+  }
+  void cancel(uint64_t request_id) override { model_.cancel(request_id); }
+  void stop(size_t front) override {
+    if (front == model_.driver()) model_.stop();
+  }
+  ScheduleStats stats() const override {
+    ScheduleStats s;
+    model_.add_stats(s);
+    return s;
+  }
+  std::optional<deploy::RequestRoute> take_route(uint64_t request_id) override {
+    return model_.take_route(request_id);
+  }
+
+ private:
+  std::vector<FrontThread> fronts_;
+  PacedModel model_;
+};
+
 }  // namespace
+
+std::unique_ptr<TokenSchedule> make_deployment_schedule(DeploymentShared& shared, size_t frontend,
+                                                        bool keep_routes,
+                                                        std::vector<FrontThread> fronts) {
+  return std::make_unique<DeploymentSchedule>(shared, frontend, keep_routes, std::move(fronts));
+}
 
 std::unique_ptr<TokenSchedule> make_model_schedule(const Options& options,
                                                    std::vector<FrontThread> fronts) {

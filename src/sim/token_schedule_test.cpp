@@ -22,7 +22,9 @@ using nlohmann::json;
 
 struct RecordingSink final : detail::TokenSink {
   std::vector<TokenEvent> got;
-  void on_token_due(const TokenEvent& ev) override { got.push_back(ev); }
+  void on_tokens_due(const TokenEvent* events, size_t count) override {
+    got.insert(got.end(), events, events + count);
+  }
 };
 
 TEST(TokenSchedule, FixedModelDeliversEachTokenOnceDueToTheOwningThread) {

@@ -2,6 +2,7 @@
 #include "sim/trace.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "core/error.h"
@@ -71,6 +72,22 @@ void TraceWriter::write(const Stream& s, int status, const char* outcome, int64_
   text("outcome", outcome);
   text("fault", s.fault ? fault_kind_name(s.fault->kind) : "none");
   number("max_lag_ns", s.max_lag_ns);
+  if (s.route) {
+    const deploy::RequestRoute& r = *s.route;
+    text("frontend", s.frontend);
+    text("worker", r.worker);
+    number("replica", r.replica);
+    if (!r.prefill_worker.empty()) {
+      text("prefill_worker", r.prefill_worker);
+      number("prefill_replica", r.prefill_replica);
+    }
+    number("cached_prompt_tokens", r.cached_prompt_tokens);
+    if (r.kv_transfer_bytes > 0) {
+      number("kv_transfer_bytes", std::llround(r.kv_transfer_bytes));
+      number("kv_transfer_start_ns", r.kv_transfer_start_ns);
+      number("kv_transfer_end_ns", r.kv_transfer_end_ns);
+    }
+  }
   numbers("due_ns", s.due_ns);
   numbers("sent_ns", s.sent_ns);
   line += "}\n";

@@ -25,6 +25,12 @@ struct NodeSpec {
   Link scale_out;  // between nodes (infiniband, ethernet, …)
 };
 
+// One GPU of the nodes: the node's index in Deployment::nodes and the GPU's index in it.
+struct GpuSlot {
+  int32_t node = 0;
+  int32_t gpu = 0;
+};
+
 struct WorkerSpec {
   std::string name;
   int32_t replicas = 1;
@@ -38,6 +44,8 @@ struct WorkerSpec {
   double reserved_gib = 3;  // activations, CUDA graphs, NCCL buffers per GPU
   bool prefix_caching = true;
   double step_time_scale = 1;  // a slower (>1) or faster replica group
+  // Filled by placement: each replica's GPUs, stage by stage (tp GPUs per PP stage).
+  std::vector<std::vector<GpuSlot>> replica_gpus;
 };
 
 enum class RoutePolicy { kRoundRobin, kLeastOutstanding, kKvAware };
@@ -59,6 +67,7 @@ struct FrontendSpec {
   std::string name;
   std::string router;
   int64_t request_overhead_ns = 0;  // tokenization, routing: before a worker sees it
+  uint16_t port = 0;                // where `servebench sim --deployment` serves it; 0: not given
 };
 
 struct SharedGpuSpec {
@@ -84,6 +93,8 @@ struct Deployment {
 // the heads, weights not fitting, too few GPUs, …) is one core::Error(kInput) naming
 // file:line and the key.
 Deployment load_deployment(const std::string& path);
+// The file's text; throws core::Error(kInput) naming the file when it cannot be read.
+std::string read_deployment_file(const std::string& path);
 // The same from text; `path` names it in errors and anchors relative paths.
 Deployment parse_deployment(const std::string& yaml_text, const std::string& path);
 
@@ -94,6 +105,8 @@ struct WorkerState {
   ModelStats stats;  // running, waiting, KV usage, preemptions, steps
   EngineCounters counters;
   int32_t num_gpu_blocks = 0;
+  double kv_sent_bytes = 0;      // disaggregated: KV caches this replica sent to decode …
+  double kv_received_bytes = 0;  // … and received from prefill replicas
 };
 
 // Where a request went, for the trace.

@@ -456,7 +456,8 @@ void Loader::read_routers() {
 void Loader::read_frontends() {
   const YAML::Node frontends = root_["frontends"];
   if (!frontends) {
-    for (const RouterSpec& r : d_.routers) d_.frontends.push_back(FrontendSpec{r.name, r.name, 0});
+    for (const RouterSpec& r : d_.routers)
+      d_.frontends.push_back(FrontendSpec{r.name, r.name, 0, 0});
     return;
   }
   if (!frontends.IsSequence() || frontends.size() == 0) {
@@ -465,7 +466,7 @@ void Loader::read_frontends() {
   for (size_t i = 0; i < frontends.size(); ++i) {
     const std::string at = indexed("frontends", i);
     const YAML::Node node = frontends[i];
-    in_.expect_map(node, at, {"name", "router", "request_overhead_us"});
+    in_.expect_map(node, at, {"name", "router", "request_overhead_us", "port"});
     FrontendSpec f;
     f.name = "frontend" + std::to_string(i);
     in_.get(node, at, "name", f.name);
@@ -478,6 +479,9 @@ void Loader::read_frontends() {
     double overhead_us = 0;
     in_.get(node, at, "request_overhead_us", overhead_us, 0, 1e8);
     f.request_overhead_ns = std::llround(overhead_us * 1e3);
+    int32_t port = 0;
+    in_.get(node, at, "port", port, 1, 65535);
+    f.port = static_cast<uint16_t>(port);
     d_.frontends.push_back(std::move(f));
   }
 }
@@ -495,7 +499,7 @@ Deployment parse_deployment(const std::string& yaml_text, const std::string& pat
   return Loader(path, root).load();
 }
 
-Deployment load_deployment(const std::string& path) {
+std::string read_deployment_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw core::Error(core::ErrorKind::kInput, path,
@@ -503,7 +507,11 @@ Deployment load_deployment(const std::string& path) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  return parse_deployment(text.str(), path);
+  return text.str();
+}
+
+Deployment load_deployment(const std::string& path) {
+  return parse_deployment(read_deployment_file(path), path);
 }
 
 }  // namespace servebench::sim::deploy

@@ -45,6 +45,27 @@ TEST(DeploymentFile, EveryShippedExampleLoadsAndRuns) {
   EXPECT_GE(files, 8u);
 }
 
+TEST(DeploymentFile, FrontendPortsAndEachReplicasGpusAreKept) {
+  Deployment d = parse_deployment(R"(name: p
+model: Llama-3.1-8B
+nodes:
+  - {name: n, count: 2, gpu: H100, gpus: 2}
+workers:
+  - {name: w, replicas: 2, tp: 2}
+frontends:
+  - {name: api, router: default, port: 9123}
+)",
+                                  "dep.yaml");
+  EXPECT_EQ(d.frontends[0].port, 9123);
+  ASSERT_EQ(d.workers[0].replica_gpus.size(), 2u);
+  EXPECT_EQ(d.workers[0].replica_gpus[1][0].node, 1);
+  EXPECT_EQ(d.workers[0].replica_gpus[1][1].gpu, 1);
+  EXPECT_NE(refusal("name: p\nmodel: Llama-3.1-8B\ngpu: H100\nworkers:\n  - {name: w}\n"
+                    "frontends:\n  - {name: api, router: default, port: 70000}\n")
+                .find("port"),
+            std::string::npos);
+}
+
 TEST(DeploymentFile, KvBlocksComeFromTheMemoryTheWeightsLeave) {
   Deployment d =
       load_deployment((kProfiles / "deployments" / "seed000-llama-70b-a100-tp8.yaml").string());

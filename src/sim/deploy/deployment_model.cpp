@@ -71,6 +71,7 @@ struct Replica {
   std::unique_ptr<Engine> engine;
   std::shared_ptr<ScaledCost> cost;
   PrefixMemory prefixes;
+  double kv_sent_bytes = 0, kv_received_bytes = 0;
 };
 
 struct Pool {
@@ -179,7 +180,8 @@ class Deployed final : public DeploymentModel {
     std::vector<WorkerState> states;
     for (const Replica& rep : replicas_) {
       states.push_back(WorkerState{spec_.workers[rep.worker].name, rep.index, rep.engine->stats(),
-                                   rep.engine->counters(), rep.engine->num_gpu_blocks()});
+                                   rep.engine->counters(), rep.engine->num_gpu_blocks(),
+                                   rep.kv_sent_bytes, rep.kv_received_bytes});
     }
     return states;
   }
@@ -382,6 +384,8 @@ class Deployed final : public DeploymentModel {
     flight.route.kv_transfer_bytes = bytes;
     flight.route.kv_transfer_start_ns = due_ns;
     flight.route.kv_transfer_end_ns = end_ns;
+    replicas_[flight.replica].kv_sent_bytes += bytes;
+    replicas_[decode].kv_received_bytes += bytes;
     flight.prefilling = false;
     flight.replica = decode;
     Replica& rep = replicas_[decode];

@@ -124,6 +124,12 @@ struct StepBreakdown {
 StepBreakdown roofline_step(const WorkerHardware& hw, const StepBatch& batch);
 std::shared_ptr<const StepCost> make_roofline_cost(const WorkerHardware& hw);
 
+// Bytes one GPU moves per token a step computes (the traffic the cost model prices): over the
+// TP all-reduces of its stage (a ring: 2 (tp-1)/tp of the activations, twice per layer), and
+// over one PP hop (the activations of the token, sent by each GPU of a stage to its peer).
+double allreduce_bytes_per_token_per_gpu(const WorkerHardware& hw);
+double pp_hop_bytes_per_token_per_gpu(const WorkerHardware& hw);
+
 // KV bytes one GPU holds per token, and a whole request's KV bytes moved between workers.
 double kv_bytes_per_token_per_gpu(const ModelShape& model, int32_t tp, int32_t pp);
 double kv_bytes_per_token(const ModelShape& model);

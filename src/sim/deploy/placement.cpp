@@ -63,6 +63,9 @@ void place_workers(Deployment& d, const PlacementFail& fail, const SharingFail& 
     std::vector<size_t> gpu_nodes;  // replica 0's GPUs
     if (auto host = shares_with.find(w.name); host != shares_with.end()) {
       gpu_nodes = first_replica_nodes[host->second];
+      for (const WorkerSpec& other : d.workers) {
+        if (other.name == host->second) w.replica_gpus = other.replica_gpus;
+      }
       if (static_cast<int32_t>(gpu_nodes.size()) != per_replica) {
         fail(index, "tp",
              "a worker sharing GPUs with '" + host->second + "' needs the same tp × pp (" +
@@ -76,12 +79,15 @@ void place_workers(Deployment& d, const PlacementFail& fail, const SharingFail& 
       }
       for (int32_t r = 0; r < w.replicas; ++r) {
         std::vector<size_t> taken;
+        std::vector<GpuSlot> slots;
         for (size_t n : candidates) {
           while (used[n] < d.nodes[n].gpus && static_cast<int32_t>(taken.size()) < per_replica) {
+            slots.push_back(GpuSlot{static_cast<int32_t>(n), used[n]});
             ++used[n];
             taken.push_back(n);
           }
         }
+        w.replica_gpus.push_back(std::move(slots));
         if (static_cast<int32_t>(taken.size()) < per_replica) {
           fail(index, "replicas",
                std::to_string(w.replicas) + " replicas of tp × pp = " +

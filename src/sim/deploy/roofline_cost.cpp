@@ -101,6 +101,16 @@ StepBreakdown roofline_step(const WorkerHardware& hw, const StepBatch& batch) {
   return step_of(hw, model_sizes(hw.model), batch);
 }
 
+double allreduce_bytes_per_token_per_gpu(const WorkerHardware& hw) {
+  if (hw.tp <= 1) return 0;
+  const double layers_stage = static_cast<double>(hw.model.layers) / hw.pp;
+  return 2 * layers_stage * 2.0 * (hw.tp - 1) / hw.tp * hw.model.hidden * kActivationBytes;
+}
+
+double pp_hop_bytes_per_token_per_gpu(const WorkerHardware& hw) {
+  return hw.pp <= 1 ? 0 : static_cast<double>(hw.model.hidden) * kActivationBytes;
+}
+
 std::shared_ptr<const StepCost> make_roofline_cost(const WorkerHardware& hw) {
   return std::make_shared<RooflineCost>(hw);
 }
