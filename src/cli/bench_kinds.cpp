@@ -1,7 +1,7 @@
 // The shared half of `servebench latency` and `servebench throughput` (bench_kinds.h): each of
-// their runs is `servebench run` parsed and executed in this process, as the suite runs its
-// tests (suite_command.cpp), with its standard output muted so that the command prints vLLM's
-// own lines instead of one console block per iteration.
+// their runs is a spec made from `servebench run` flags and executed in this process, with its
+// standard output muted so that the command prints vLLM's own lines instead of one console block
+// per iteration.
 #include "cli/bench_kinds.h"
 
 #include <fcntl.h>
@@ -19,9 +19,9 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.h"
-#include "cli/run_support.h"
+#include "cli/values.h"
 #include "core/error.h"
+#include "run/names.h"
 
 namespace servebench::cli::bench {
 namespace {
@@ -87,20 +87,9 @@ void check_pass_through(const std::vector<std::string>& args, const std::string&
   }
 }
 
-int run_in_process(const std::vector<std::string>& args, bool check_only) {
-  CLI::App app;
-  app.require_subcommand(1);
-  Action action = add_run_command(app, check_only);
-  std::vector<std::string> reversed = {args.rbegin(), args.rend()};  // CLI11 takes them reversed
-  reversed.push_back("run");
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    throw core::Error(core::ErrorKind::kUsage, "servebench run", e.what());
-  }
-  if (check_only) return action();
+int execute_muted(run::Spec spec) {
   MutedStdout muted;
-  return action();
+  return run::execute(std::move(spec));
 }
 
 nlohmann::json read_result(const std::string& path) {
@@ -197,7 +186,7 @@ std::string show_failures(const std::string& records_file, const std::string& he
 }
 
 void add_metadata(nlohmann::json& result, const std::vector<std::string>& items) {
-  for (const auto& [key, value] : run::parse_pairs("--metadata", items, '=')) {
+  for (const auto& [key, value] : parse_pairs("--metadata", items, '=')) {
     result[key] = value;
   }
 }
@@ -232,7 +221,7 @@ void EngineOnlySettings::add_switch(CLI::App& sub, const std::string& name) {
 }
 
 void EngineOnlySettings::check() const {
-  if (run::parse_int("--n", n_, 1, 1 << 20) != 1) {
+  if (parse_int("--n", n_, 1, 1 << 20) != 1) {
     throw core::Error(core::ErrorKind::kUsage, "--n",
                       "only 1 against a server (one sequence per request)");
   }

@@ -1,9 +1,10 @@
 // File: cli/bench_kinds.h
 // What `servebench latency` and `servebench throughput` share (latency_command.cpp,
 // throughput_command.cpp). Both are vLLM's offline benchmarks (`vllm bench latency`,
-// `vllm bench throughput`) turned into runs against a server: each iteration is a
-// `servebench run` in this process (same flags, client, simulator and result files), and the
-// command reads its result back. Internal to the cli part.
+// `vllm bench throughput`) turned into runs against a server: each iteration is a run::Spec
+// made from `servebench run` flags (run_flags.h) and carried out by run::execute in this
+// process (same client, simulator and result files), and the command reads its result back.
+// Internal to the cli part.
 #pragma once
 
 #include <deque>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "run/run.h"
 
 namespace CLI {
 class App;
@@ -51,10 +54,9 @@ bool has_flag(const std::vector<std::string>& args, const std::string& flag);
 // Refuses a pass-through flag the command sets itself (one line naming it, exit code 2).
 void check_pass_through(const std::vector<std::string>& args, const std::string& command);
 
-// Runs `servebench run ARGS` in this process with its standard output muted (its errors still go
-// to stderr). Returns the run's exit code; a bad flag is a core::Error (kUsage) naming it.
-// check_only: parse and validate, run nothing.
-int run_in_process(const std::vector<std::string>& args, bool check_only);
+// Runs `spec` in this process with its standard output muted (its errors still go to stderr).
+// Returns the run's exit code.
+int execute_muted(run::Spec spec);
 
 // Reads a result the run saved; a missing or torn file is a core::Error naming it.
 nlohmann::json read_result(const std::string& path);

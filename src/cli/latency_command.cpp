@@ -4,7 +4,8 @@
 // untimed and then --num-iters times, and reports the iterations' mean, std and percentiles
 // (10, 25, 50, 75, 90, 99). Here each iteration is one `servebench run` in this process: the
 // batch sent at once (request rate inf) to the server (or the embedded simulator), its latency
-// the run's duration (first send to last response). Every other flag goes to `servebench run`.
+// the run's duration (first send to last response). Every other flag is `servebench run`'s: the
+// iterations' spec is made from them once (run_flags.h).
 // docs/run.md ("Latency and throughput tests") has the details.
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -16,9 +17,11 @@
 
 #include "cli/bench_kinds.h"
 #include "cli/commands.h"
-#include "cli/run_support.h"
+#include "cli/run_flags.h"
+#include "cli/values.h"
 #include "core/error.h"
 #include "metrics/metrics.h"
+#include "run/names.h"
 
 namespace servebench::cli {
 namespace {
@@ -39,11 +42,11 @@ struct LatencyPlan {
 
 LatencyPlan validate(const LatencyFlags& f, const std::vector<std::string>& extras) {
   LatencyPlan p;
-  p.input_len = run::parse_int("--input-len", f.input_len, 1, 1 << 24);
-  p.output_len = run::parse_int("--output-len", f.output_len, 1, 1 << 24);
-  p.batch_size = run::parse_int("--batch-size", f.batch_size, 1, 1 << 20);
-  p.warmups = run::parse_int("--num-iters-warmup", f.num_iters_warmup, 0, 1 << 20);
-  p.iters = run::parse_int("--num-iters", f.num_iters, 1, 1 << 20);
+  p.input_len = parse_int("--input-len", f.input_len, 1, 1 << 24);
+  p.output_len = parse_int("--output-len", f.output_len, 1, 1 << 24);
+  p.batch_size = parse_int("--batch-size", f.batch_size, 1, 1 << 20);
+  p.warmups = parse_int("--num-iters-warmup", f.num_iters_warmup, 0, 1 << 20);
+  p.iters = parse_int("--num-iters", f.num_iters, 1, 1 << 20);
   f.engine_only.check();
   bench::check_pass_through(extras, "latency");
   p.pass_through = extras;
@@ -74,11 +77,13 @@ struct Iteration {
 };
 
 // One batch: returns its latency, or throws naming the iteration when it could not be measured.
-// keep: the run's files are kept (there is an --output-json).
-Iteration run_iteration(const LatencyPlan& p, const std::string& dir, bool keep,
-                        const std::string& name, int* exit_code) {
+// keep: the run's files are kept (there is an --output-json). `batch`: the iterations' spec.
+Iteration run_iteration(const LatencyPlan& p, const run::Spec& batch, const std::string& dir,
+                        bool keep, const std::string& name, int* exit_code) {
   const std::string file = name + ".json";
-  *exit_code = bench::run_in_process(iteration_args(p, dir, file), false);
+  run::Spec spec = batch;
+  spec.result_filename = file;
+  *exit_code = bench::execute_muted(std::move(spec));
   if (*exit_code != 0) return {};
   const std::string path = (fs::path(dir) / file).string();
   const nlohmann::json r = bench::read_result(path);
@@ -103,7 +108,7 @@ Iteration run_iteration(const LatencyPlan& p, const std::string& dir, bool keep,
 int run_latency(const LatencyFlags& f, const LatencyPlan& p) {
   const std::string dir = bench::runs_dir(f.output_json);
   // The run flags are checked before the first iteration, so a typo costs nothing.
-  bench::run_in_process(iteration_args(p, dir, "check.json"), true);
+  const run::Spec batch = run_spec_from_args(iteration_args(p, dir, "check.json"));
   const bool keep_runs = !f.output_json.empty();
   if (keep_runs) bench::check_output_json(f.output_json, false);
   struct Cleanup {
@@ -124,7 +129,7 @@ int run_latency(const LatencyFlags& f, const LatencyPlan& p) {
   int code = 0;
   for (int64_t i = 0; i < p.warmups; ++i) {
     const Iteration it =
-        run_iteration(p, dir, keep_runs, fmt::format("warmup_{:03}", i + 1), &code);
+        run_iteration(p, batch, dir, keep_runs, fmt::format("warmup_{:03}", i + 1), &code);
     if (code != 0) return code;
     std::printf("Warmup iteration %lld/%lld: %s s\n", static_cast<long long>(i + 1),
                 static_cast<long long>(p.warmups), run::python_float(it.latency_s).c_str());
@@ -133,7 +138,7 @@ int run_latency(const LatencyFlags& f, const LatencyPlan& p) {
   std::vector<double> latencies;
   nlohmann::json iterations = nlohmann::json::array();
   for (int64_t i = 0; i < p.iters; ++i) {
-    Iteration it = run_iteration(p, dir, keep_runs, fmt::format("iter_{:03}", i + 1), &code);
+    Iteration it = run_iteration(p, batch, dir, keep_runs, fmt::format("iter_{:03}", i + 1), &code);
     if (code != 0) return code;
     std::printf("Bench iteration %lld/%lld: %s s\n", static_cast<long long>(i + 1),
                 static_cast<long long>(p.iters), run::python_float(it.latency_s).c_str());
@@ -200,11 +205,11 @@ Action add_latency_command(CLI::App& app, bool check_only) {
     f->engine_only.add_switch(*sub, name);
   return [f, sub, check_only]() -> int {
     const LatencyPlan plan = validate(*f, sub->remaining());
-    if (!f->metadata.empty()) run::parse_pairs("--metadata", f->metadata, '=');
+    if (!f->metadata.empty()) parse_pairs("--metadata", f->metadata, '=');
     if (check_only) {
       if (!f->output_json.empty()) bench::check_output_json(f->output_json, true);
-      return bench::run_in_process(iteration_args(plan, bench::runs_dir(f->output_json), "x.json"),
-                                   true);
+      run_spec_from_args(iteration_args(plan, bench::runs_dir(f->output_json), "x.json"));
+      return 0;
     }
     return run_latency(*f, plan);
   };

@@ -3,8 +3,8 @@
 // reports elapsed_time, num_requests, total_num_tokens (prompt + output), requests_per_second
 // and tokens_per_second. Here the prompts are sent at once (request rate inf) to the server (or
 // the embedded simulator) by one `servebench run` in this process; elapsed_time is the run's
-// duration. Every other flag goes to `servebench run`. docs/run.md ("Latency and throughput
-// tests") has the details.
+// duration. Every other flag is `servebench run`'s (its spec made by run_flags.h). docs/run.md
+// ("Latency and throughput tests") has the details.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -14,7 +14,8 @@
 
 #include "cli/bench_kinds.h"
 #include "cli/commands.h"
-#include "cli/run_support.h"
+#include "cli/run_flags.h"
+#include "cli/values.h"
 #include "core/error.h"
 
 namespace servebench::cli {
@@ -79,8 +80,7 @@ std::vector<std::string> run_args(const ThroughputFlags& f, const std::vector<st
   return args;
 }
 
-int run_throughput(const ThroughputFlags& f, const std::vector<std::string>& args,
-                   const std::string& dir) {
+int run_throughput(const ThroughputFlags& f, run::Spec spec, const std::string& dir) {
   const bool keep = !f.output_json.empty();
   struct Cleanup {
     std::string dir;
@@ -90,7 +90,7 @@ int run_throughput(const ThroughputFlags& f, const std::vector<std::string>& arg
       if (!keep) fs::remove_all(dir, ec);
     }
   } cleanup{dir, keep};
-  const int code = bench::run_in_process(args, false);
+  const int code = bench::execute_muted(std::move(spec));
   if (code != 0) return code;
   const std::string path = (fs::path(dir) / "run.json").string();
   const nlohmann::json r = bench::read_result(path);
@@ -168,15 +168,16 @@ Action add_throughput_command(CLI::App& app, bool check_only) {
   return [f, sub, check_only]() -> int {
     const std::string dir = bench::runs_dir(f->output_json);
     const std::vector<std::string> args = run_args(*f, sub->remaining(), dir);
-    if (!f->metadata.empty()) run::parse_pairs("--metadata", f->metadata, '=');
+    if (!f->metadata.empty()) parse_pairs("--metadata", f->metadata, '=');
     if (check_only) {
       if (!f->output_json.empty()) bench::check_output_json(f->output_json, true);
-      return bench::run_in_process(args, true);
+      run_spec_from_args(args);
+      return 0;
     }
     // The run's flags first (a typo creates nothing), then the output, then the benchmark.
-    bench::run_in_process(args, true);
+    run::Spec spec = run_spec_from_args(args);
     if (!f->output_json.empty()) bench::check_output_json(f->output_json, false);
-    return run_throughput(*f, args, dir);
+    return run_throughput(*f, std::move(spec), dir);
   };
 }
 
