@@ -19,8 +19,7 @@ std::string stage_name(int index);
 // count, and a result file name with the stage in it ("<label>-stage_<i>-<rate>qps-…"; the
 // index zero-padded when there are more than 10 stages, so that a directory lists them in
 // order), unless --result-filename named the file (allowed with a single stage).
-void enter_stage(Spec& point, size_t index, const std::string& model_id,
-                 const std::string& date);
+void enter_stage(Spec& point, size_t index, const std::string& model_id, const std::string& date);
 // Console lines naming the stage run (printed instead of the rate and burstiness lines).
 std::string stage_traffic_lines(const Spec& point);
 // Waits --stage-interval after stage `done - 1` when another follows (returns early on stop).
