@@ -191,7 +191,7 @@ void check_target(const RawFlags& f, const Given& given, run::Spec& c) {
   c.insecure = f.insecure;
   c.model = f.model;
   c.served_model_name = f.served_model_name;
-  // Loaded by execute_run (docs/tokenizers.md says how a name resolves).
+  // Loaded by the run part (run/point_setup.h; docs/tokenizers.md says how a name resolves).
   c.tokenizer = f.tokenizer;
 }
 

@@ -5,7 +5,8 @@
 // search, several targets at once; each point with its probes and server-metrics sampling.
 // Inside: planning (which points: sequence, stages, search, targets, sweep) → executing one
 // point (point*.cpp: prompts, plan, client, metrics) → its result JSON (result_json.cpp).
-// It never sees argv: `cli` turns flags into a Spec; `run/names.h` holds what both print.
+// It never sees argv: `cli` turns flags into a Spec. Also public: run/names.h (what both print),
+// run/kinds.h (vLLM's latency and throughput benchmarks as runs).
 #pragma once
 
 #include <cstdint>
@@ -79,9 +80,8 @@ struct Spec {
   std::vector<std::string> headers;  // "Name: value"
   std::string api_key;               // $OPENAI_API_KEY; never printed
   bool insecure = false;
-  std::string model;              // "" = ask the server (or the embedded default)
-  std::string served_model_name;  // "" = model
-  std::string tokenizer;          // as given; "" = model when found locally
+  std::string model, served_model_name;  // "" = ask the server (or the embedded default); model
+  std::string tokenizer;                 // as given; "" = model when found locally
 
   // --- dataset and traffic
   int num_prompts = 1000;
@@ -102,8 +102,7 @@ struct Spec {
   RunLimits limits;
 
   // --- request bodies
-  bool ignore_eos = false;
-  bool temperature_given = false;
+  bool ignore_eos = false, temperature_given = false;
   std::string extra_body_json;  // sampling values merged under --extra-body; "" = none
   std::string request_id_prefix;
 
@@ -116,13 +115,11 @@ struct Spec {
   std::string result_dir, result_filename;
   std::string records_path;  // "" = beside the result when one is saved
   bool disable_tqdm = false;
-  int num_warmups = 0;
+  int num_warmups = 0, io_threads = 1;
   double ready_check_timeout_s = 0;
-  int io_threads = 1;
   client::HttpEngine http_engine = client::HttpEngine::kAuto;
   bool kernel_arrival_times = true;
-  double drain_timeout_s = 10;
-  double request_timeout_s = 6 * 3600;
+  double drain_timeout_s = 10, request_timeout_s = 6 * 3600;
   std::string server_metrics = "auto";  // auto, off, or URLs (comma-separated)
   double server_metrics_interval_s = 0.333;
 
