@@ -72,24 +72,6 @@ std::string runs_dir(const std::string& output_json) {
       .string();
 }
 
-void check_output_json(const std::string& path, bool check_only) {
-  auto fail = [](const std::string& message) {
-    throw core::Error(core::ErrorKind::kInput, "--output-json", message);
-  };
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) fail("'" + path + "' is a directory; give the file to write");
-  if (check_only) return;
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty() && !fs::create_directories(parent, ec) && ec) {
-    fail("cannot create '" + parent.string() + "': " + ec.message());
-  }
-  run::check_writable(path, "--output-json");
-  const std::string runs = runs_dir(path);
-  if (!fs::create_directories(runs, ec) && ec) {
-    fail("cannot create '" + runs + "' for each run's result: " + ec.message());
-  }
-}
-
 CLI::App* add_kind_subcommand(CLI::App& app, const std::string& name, const std::string& help) {
   CLI::App* sub = app.add_subcommand(name, help);
   sub->allow_extras();

@@ -50,11 +50,6 @@ bool has_flag(const std::vector<std::string>& args, const std::string& flag);
 void check_pass_through(const std::vector<std::string>& args, const std::string& command);
 
 // Where the runs' own results go: "<output-json less .json>.runs/", or a fresh temporary
-// directory (removed by the caller) when there is no --output-json.
+// directory (removed after the runs) when there is no --output-json.
 std::string runs_dir(const std::string& output_json);
-// Before any run, so that a bad --output-json costs no benchmark time: `path` must name a file
-// that can be written, not a directory, and its runs directory must be creatable. Errors name
-// --output-json and say why. check_only: only what creates nothing (a suite's --dry-run).
-void check_output_json(const std::string& path, bool check_only);
-
 }  // namespace servebench::cli::bench

@@ -64,25 +64,9 @@ std::vector<std::string> iteration_args(const LatencyPlan& p, const std::string&
   return args;
 }
 
-// The kind's spec: the batch's spec from the run flags (checked before the first iteration, so a
-// typo costs nothing), then the output checked.
-run::LatencySpec latency_spec(const LatencyFlags& f, const LatencyPlan& p) {
-  run::LatencySpec spec;
-  spec.batch = run_spec_from_args(iteration_args(p, bench::runs_dir(f.output_json), "check.json"));
-  if (!f.output_json.empty()) bench::check_output_json(f.output_json, false);
-  spec.batch_size = p.batch_size;
-  spec.input_len = p.input_len;
-  spec.output_len = p.output_len;
-  spec.warmups = p.warmups;
-  spec.iters = p.iters;
-  spec.output_json = f.output_json;
-  spec.metadata = parse_pairs("--metadata", f.metadata, '=');
-  return spec;
-}
-
 }  // namespace
 
-Action add_latency_command(CLI::App& app, bool check_only) {
+std::function<run::LatencySpec()> add_latency_flags(CLI::App& app, bool check_only) {
   CLI::App* sub = bench::add_kind_subcommand(
       app, "latency",
       "vLLM's `bench latency` against a server: a batch of --batch-size requests sent at once, "
@@ -103,16 +87,28 @@ Action add_latency_command(CLI::App& app, bool check_only) {
   bench::add_metadata_option(*sub, f->metadata);
   for (const char* name : {"--use-beam-search", "--profile", "--disable-detokenize"})
     f->engine_only.add_switch(*sub, name);
-  return [f, sub, check_only]() -> int {
+  return [f, sub, check_only]() -> run::LatencySpec {
     const LatencyPlan plan = validate(*f, sub->remaining());
-    if (!f->metadata.empty()) parse_pairs("--metadata", f->metadata, '=');
-    if (check_only) {
-      if (!f->output_json.empty()) bench::check_output_json(f->output_json, true);
-      run_spec_from_args(iteration_args(plan, bench::runs_dir(f->output_json), "x.json"));
-      return 0;
-    }
-    return run::execute_latency(latency_spec(*f, plan));
+    run::LatencySpec spec;
+    spec.metadata = parse_pairs("--metadata", f->metadata, '=');
+    const std::string dir = bench::runs_dir(f->output_json);
+    if (check_only && !f->output_json.empty()) run::check_output_json(f->output_json, dir, true);
+    // The run flags are checked before the first iteration, so a typo costs nothing.
+    spec.batch =
+        run_spec_from_args(iteration_args(plan, dir, check_only ? "x.json" : "check.json"));
+    spec.batch_size = plan.batch_size;
+    spec.input_len = plan.input_len;
+    spec.output_len = plan.output_len;
+    spec.warmups = plan.warmups;
+    spec.iters = plan.iters;
+    spec.output_json = f->output_json;
+    return spec;
   };
+}
+
+Action add_latency_command(CLI::App& app) {
+  std::function<run::LatencySpec()> make_spec = add_latency_flags(app, false);
+  return [make_spec]() -> int { return run::execute_latency(make_spec()); };
 }
 
 }  // namespace servebench::cli

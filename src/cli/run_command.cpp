@@ -307,12 +307,9 @@ std::function<run::Spec()> add_run_flags(CLI::App& app) {
   };
 }
 
-Action add_run_command(CLI::App& app, bool check_only) {
+Action add_run_command(CLI::App& app) {
   std::function<run::Spec()> make_spec = add_run_flags(app);
-  return [make_spec, check_only]() -> int {
-    run::Spec spec = make_spec();
-    return check_only ? 0 : run::execute(std::move(spec));
-  };
+  return [make_spec]() -> int { return run::execute(make_spec()); };
 }
 
 run::Spec run_spec_from_args(const std::vector<std::string>& args) {

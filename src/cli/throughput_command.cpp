@@ -78,7 +78,7 @@ std::vector<std::string> run_args(const ThroughputFlags& f, const std::vector<st
 
 }  // namespace
 
-Action add_throughput_command(CLI::App& app, bool check_only) {
+std::function<run::ThroughputSpec()> add_throughput_flags(CLI::App& app, bool check_only) {
   CLI::App* sub = bench::add_kind_subcommand(
       app, "throughput",
       "vLLM's `bench throughput` against a server: every prompt sent at once; requests/s and "
@@ -103,21 +103,20 @@ Action add_throughput_command(CLI::App& app, bool check_only) {
   bench::add_metadata_option(*sub, f->metadata);
   for (const char* name : {"--profile", "--disable-detokenize", "--async-engine"})
     f->engine_only.add_switch(*sub, name);
-  return [f, sub, check_only]() -> int {
+  return [f, sub, check_only]() -> run::ThroughputSpec {
     const std::string dir = bench::runs_dir(f->output_json);
     const std::vector<std::string> args = run_args(*f, sub->remaining(), dir);
-    if (!f->metadata.empty()) parse_pairs("--metadata", f->metadata, '=');
-    if (check_only) {
-      if (!f->output_json.empty()) bench::check_output_json(f->output_json, true);
-      run_spec_from_args(args);
-      return 0;
-    }
-    // The run's flags first (a typo creates nothing), then the output, then the benchmark.
-    run::Spec spec = run_spec_from_args(args);
-    if (!f->output_json.empty()) bench::check_output_json(f->output_json, false);
-    return run::execute_throughput(
-        {std::move(spec), f->output_json, parse_pairs("--metadata", f->metadata, '=')});
+    std::vector<std::pair<std::string, std::string>> metadata =
+        parse_pairs("--metadata", f->metadata, '=');
+    if (check_only && !f->output_json.empty()) run::check_output_json(f->output_json, dir, true);
+    // The run's flags first (a typo creates nothing); the output is checked before the run.
+    return {run_spec_from_args(args), f->output_json, std::move(metadata)};
   };
+}
+
+Action add_throughput_command(CLI::App& app) {
+  std::function<run::ThroughputSpec()> make_spec = add_throughput_flags(app, false);
+  return [make_spec]() -> int { return run::execute_throughput(make_spec()); };
 }
 
 }  // namespace servebench::cli

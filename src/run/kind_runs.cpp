@@ -1,6 +1,8 @@
 // The shared half of the latency and throughput kinds (kind_runs.h).
 #include "run/kind_runs.h"
 
+#include "run/kinds.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -115,6 +117,23 @@ std::string show_failures(const std::string& records_file, const std::string& he
 void add_metadata(nlohmann::json& result,
                   const std::vector<std::pair<std::string, std::string>>& metadata) {
   for (const auto& [key, value] : metadata) result[key] = value;
+}
+
+void check_output_json(const std::string& path, const std::string& runs, bool check_only) {
+  auto fail = [](const std::string& message) {
+    throw core::Error(core::ErrorKind::kInput, "--output-json", message);
+  };
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) fail("'" + path + "' is a directory; give the file to write");
+  if (check_only) return;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::create_directories(parent, ec) && ec) {
+    fail("cannot create '" + parent.string() + "': " + ec.message());
+  }
+  check_writable(path, "--output-json");
+  if (!fs::create_directories(runs, ec) && ec) {
+    fail("cannot create '" + runs + "' for each run's result: " + ec.message());
+  }
 }
 
 RunsDirCleanup::~RunsDirCleanup() {

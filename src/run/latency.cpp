@@ -60,6 +60,7 @@ Iteration run_iteration(const LatencySpec& p, bool keep, const std::string& name
 int execute_latency(const LatencySpec& p) {
   const std::string& dir = p.batch.result_dir;
   const bool keep_runs = !p.output_json.empty();
+  if (!p.output_json.empty()) check_output_json(p.output_json, dir, false);
   const RunsDirCleanup cleanup(dir, keep_runs);
   std::printf(
       "Batch of %lld requests (input %lld, output %lld tokens) sent at once per iteration%s\n",

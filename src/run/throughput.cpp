@@ -19,6 +19,7 @@ int execute_throughput(const ThroughputSpec& spec) {
   const std::string& dir = spec.run.result_dir;
   const std::string& file = spec.run.result_filename;
   const bool keep = !spec.output_json.empty();
+  if (!spec.output_json.empty()) check_output_json(spec.output_json, dir, false);
   const RunsDirCleanup cleanup(dir, keep);
   const int code = execute_muted(spec.run);
   if (code != 0) return code;
