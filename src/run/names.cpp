@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -122,6 +124,18 @@ std::string first_errors_text(std::vector<std::pair<uint64_t, std::string>> fail
     text += "\n";
   }
   return text;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw core::Error(core::ErrorKind::kInput, path, "cannot write the output file");
 }
 
 const char* profile_name(LoadProfile p) {

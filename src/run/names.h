@@ -36,5 +36,8 @@ const char* profile_name(LoadProfile p);
 // written after it: a directory, a file or directory we may not write, a FIFO with no reader.
 // An existing file is left as it is; a new one is created and removed again.
 void check_writable(const std::string& path, const std::string& flag);
+// Writes `text` to `path`, or to stdout when `path` is empty; an unwritable file is a
+// core::Error naming it.
+void write_text(const std::string& path, const std::string& text);
 
 }  // namespace servebench::run

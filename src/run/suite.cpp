@@ -11,24 +11,12 @@
 #include "core/error.h"
 #include "report/tables.h"
 #include "run/kinds.h"
+#include "run/names.h"
 
 namespace servebench::run {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Writes `text` to `path`, or to stdout when `path` is empty.
-void write_text(const std::string& path, const std::string& text) {
-  if (path.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw core::Error(core::ErrorKind::kInput, path, "cannot write the output file");
-}
 
 // Runs one test in this process; its exit code as its command would give it.
 int run_test(const SuiteTest& t) {
