@@ -1,17 +1,15 @@
 // File: cli/bench_kinds.h
 // What `servebench latency` and `servebench throughput` share (latency_command.cpp,
 // throughput_command.cpp). Both are vLLM's offline benchmarks (`vllm bench latency`,
-// `vllm bench throughput`) turned into runs against a server: each iteration is a
-// `servebench run` in this process (same flags, client, simulator and result files), and the
-// command reads its result back. Internal to the cli part.
+// `vllm bench throughput`) turned into runs against a server: their flags become a
+// run::LatencySpec / run::ThroughputSpec (run/kinds.h), each run's spec made from
+// `servebench run` flags (run_flags.h). Internal to the cli part.
 #pragma once
 
 #include <deque>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace CLI {
 class App;
@@ -51,34 +49,7 @@ bool has_flag(const std::vector<std::string>& args, const std::string& flag);
 // Refuses a pass-through flag the command sets itself (one line naming it, exit code 2).
 void check_pass_through(const std::vector<std::string>& args, const std::string& command);
 
-// Runs `servebench run ARGS` in this process with its standard output muted (its errors still go
-// to stderr). Returns the run's exit code; a bad flag is a core::Error (kUsage) naming it.
-// check_only: parse and validate, run nothing.
-int run_in_process(const std::vector<std::string>& args, bool check_only);
-
-// Reads a result the run saved; a missing or torn file is a core::Error naming it.
-nlohmann::json read_result(const std::string& path);
-// Writes `j` (indented by 4, as vLLM's json.dump(indent=4)) to `path`; errors name `flag` and
-// say why (the system's reason).
-void write_json(const std::string& path, const nlohmann::json& j, const std::string& flag);
-
 // Where the runs' own results go: "<output-json less .json>.runs/", or a fresh temporary
-// directory (removed by the caller) when there is no --output-json.
+// directory (removed after the runs) when there is no --output-json.
 std::string runs_dir(const std::string& output_json);
-// Before any run, so that a bad --output-json costs no benchmark time: `path` must name a file
-// that can be written, not a directory, and its runs directory must be creatable. Errors name
-// --output-json and say why. check_only: only what creates nothing (a suite's --dry-run).
-void check_output_json(const std::string& path, bool check_only);
-
-// The records file `servebench run` writes beside its result `file` in `dir`.
-std::string records_path(const std::string& dir, const std::string& file);
-// Prints the first 10 failed requests of a run's records file on stderr under `heading`, as
-// `servebench run` prints them ("Error 0: …"): the run's files are removed on the way out unless
-// `kept`. Returns what the one-line message about the failures should add, each part only when
-// it holds: " (errors above; every request in <records_file>)".
-std::string show_failures(const std::string& records_file, const std::string& heading, bool kept);
-
-// --metadata KEY=VALUE items stored at the top of the result, as `servebench run` stores them.
-void add_metadata(nlohmann::json& result, const std::vector<std::string>& items);
-
 }  // namespace servebench::cli::bench

@@ -11,6 +11,7 @@
 #include "cli/report_io.h"
 #include "core/error.h"
 #include "report/tables.h"
+#include "run/names.h"
 
 namespace servebench::cli {
 namespace {
@@ -85,7 +86,7 @@ Action add_compare_command(CLI::App& app) {
     }
     const auto match =
         f.match == "order" ? report::CompareMatch::kByOrder : report::CompareMatch::kByName;
-    write_report(f.output, report::compare_runs(inputs, split_commas(f.metrics), match, format));
+    run::write_text(f.output, report::compare_runs(inputs, split_commas(f.metrics), match, format));
     return 0;
   };
 }

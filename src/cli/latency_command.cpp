@@ -1,11 +1,8 @@
 // `servebench latency`: vLLM's `vllm bench latency` (vllm/benchmarks/latency.py) against a
-// server. vLLM times one batch of --batch-size prompts of --input-len tokens, each generating
-// --output-len tokens (ignore_eos), through its offline engine, --num-iters-warmup times
-// untimed and then --num-iters times, and reports the iterations' mean, std and percentiles
-// (10, 25, 50, 75, 90, 99). Here each iteration is one `servebench run` in this process: the
-// batch sent at once (request rate inf) to the server (or the embedded simulator), its latency
-// the run's duration (first send to last response). Every other flag goes to `servebench run`.
-// docs/run.md ("Latency and throughput tests") has the details.
+// server. Its flags (vLLM's names) become a run::LatencySpec, which the run part carries out
+// (run/kinds.h): --batch-size prompts sent at once per iteration, --num-iters-warmup untimed
+// iterations, then --num-iters timed. Every other flag is `servebench run`'s: the batch's spec is
+// made from them once (run_flags.h). docs/run.md ("Latency and throughput tests").
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
@@ -16,14 +13,13 @@
 
 #include "cli/bench_kinds.h"
 #include "cli/commands.h"
-#include "cli/run_support.h"
+#include "cli/run_flags.h"
+#include "cli/values.h"
 #include "core/error.h"
-#include "metrics/metrics.h"
+#include "run/kinds.h"
 
 namespace servebench::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct LatencyFlags {
   std::string input_len = "32", output_len = "128", batch_size = "8";
@@ -39,11 +35,11 @@ struct LatencyPlan {
 
 LatencyPlan validate(const LatencyFlags& f, const std::vector<std::string>& extras) {
   LatencyPlan p;
-  p.input_len = run::parse_int("--input-len", f.input_len, 1, 1 << 24);
-  p.output_len = run::parse_int("--output-len", f.output_len, 1, 1 << 24);
-  p.batch_size = run::parse_int("--batch-size", f.batch_size, 1, 1 << 20);
-  p.warmups = run::parse_int("--num-iters-warmup", f.num_iters_warmup, 0, 1 << 20);
-  p.iters = run::parse_int("--num-iters", f.num_iters, 1, 1 << 20);
+  p.input_len = parse_int("--input-len", f.input_len, 1, 1 << 24);
+  p.output_len = parse_int("--output-len", f.output_len, 1, 1 << 24);
+  p.batch_size = parse_int("--batch-size", f.batch_size, 1, 1 << 20);
+  p.warmups = parse_int("--num-iters-warmup", f.num_iters_warmup, 0, 1 << 20);
+  p.iters = parse_int("--num-iters", f.num_iters, 1, 1 << 20);
   f.engine_only.check();
   bench::check_pass_through(extras, "latency");
   p.pass_through = extras;
@@ -68,116 +64,9 @@ std::vector<std::string> iteration_args(const LatencyPlan& p, const std::string&
   return args;
 }
 
-struct Iteration {
-  double latency_s = 0;
-  nlohmann::json summary;  // for the result's "servebench" section
-};
-
-// One batch: returns its latency, or throws naming the iteration when it could not be measured.
-// keep: the run's files are kept (there is an --output-json).
-Iteration run_iteration(const LatencyPlan& p, const std::string& dir, bool keep,
-                        const std::string& name, int* exit_code) {
-  const std::string file = name + ".json";
-  *exit_code = bench::run_in_process(iteration_args(p, dir, file), false);
-  if (*exit_code != 0) return {};
-  const std::string path = (fs::path(dir) / file).string();
-  const nlohmann::json r = bench::read_result(path);
-  const int64_t failed = r.value("failed", int64_t{0});
-  if (failed > 0) {
-    // A batch with failures has no batch latency.
-    const std::string more =
-        bench::show_failures(bench::records_path(dir, file), "Failed requests in " + name, keep);
-    throw core::Error(core::ErrorKind::kNetwork, name,
-                      fmt::format("{} of {} requests failed{}", failed, p.batch_size, more));
-  }
-  Iteration it;
-  it.latency_s = r["duration"].get<double>();
-  it.summary = {{"latency_s", it.latency_s},
-                {"completed", r.value("completed", 0)},
-                {"mean_ttft_ms", r.value("mean_ttft_ms", nlohmann::json(nullptr))},
-                {"mean_tpot_ms", r.value("mean_tpot_ms", nlohmann::json(nullptr))},
-                {"result", path}};
-  return it;
-}
-
-int run_latency(const LatencyFlags& f, const LatencyPlan& p) {
-  const std::string dir = bench::runs_dir(f.output_json);
-  // The run flags are checked before the first iteration, so a typo costs nothing.
-  bench::run_in_process(iteration_args(p, dir, "check.json"), true);
-  const bool keep_runs = !f.output_json.empty();
-  if (keep_runs) bench::check_output_json(f.output_json, false);
-  struct Cleanup {
-    std::string dir;
-    bool keep;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!keep) fs::remove_all(dir, ec);
-    }
-  } cleanup{dir, keep_runs};
-  std::printf(
-      "Batch of %lld requests (input %lld, output %lld tokens) sent at once per iteration%s\n",
-      static_cast<long long>(p.batch_size), static_cast<long long>(p.input_len),
-      static_cast<long long>(p.output_len),
-      keep_runs ? (", each run's result in " + dir + "/").c_str() : "");
-  std::printf("Warming up...\n");
-  std::fflush(stdout);
-  int code = 0;
-  for (int64_t i = 0; i < p.warmups; ++i) {
-    const Iteration it =
-        run_iteration(p, dir, keep_runs, fmt::format("warmup_{:03}", i + 1), &code);
-    if (code != 0) return code;
-    std::printf("Warmup iteration %lld/%lld: %s s\n", static_cast<long long>(i + 1),
-                static_cast<long long>(p.warmups), run::python_float(it.latency_s).c_str());
-    std::fflush(stdout);
-  }
-  std::vector<double> latencies;
-  nlohmann::json iterations = nlohmann::json::array();
-  for (int64_t i = 0; i < p.iters; ++i) {
-    Iteration it = run_iteration(p, dir, keep_runs, fmt::format("iter_{:03}", i + 1), &code);
-    if (code != 0) return code;
-    std::printf("Bench iteration %lld/%lld: %s s\n", static_cast<long long>(i + 1),
-                static_cast<long long>(p.iters), run::python_float(it.latency_s).c_str());
-    std::fflush(stdout);
-    latencies.push_back(it.latency_s);
-    iterations.push_back(std::move(it.summary));
-  }
-  // numpy's mean, population std and linear percentiles, as latency.py.
-  const std::vector<double> kPercentages = {10, 25, 50, 75, 90, 99};
-  const metrics::Distribution d = metrics::summarize(latencies, kPercentages);
-  std::printf("Avg latency: %s seconds\n", run::python_float(d.mean).c_str());
-  std::printf("Std latency: %s seconds\n", run::python_float(d.std).c_str());
-  nlohmann::json percentiles = nlohmann::json::object();
-  for (const auto& [pct, value] : d.percentiles) {
-    const std::string key = std::to_string(static_cast<int>(pct));
-    std::printf("%s%% percentile latency: %s seconds\n", key.c_str(),
-                run::python_float(value).c_str());
-    percentiles[key] = value;
-  }
-  std::fflush(stdout);
-  if (!keep_runs) return 0;
-  nlohmann::json result = {{"avg_latency", d.mean},
-                           {"std_latency", d.std},
-                           {"latencies", latencies},
-                           {"percentiles", percentiles}};
-  bench::add_metadata(result, f.metadata);
-  result["servebench"] = {{"kind", "latency"},
-                          {"batch_size", p.batch_size},
-                          {"input_len", p.input_len},
-                          {"output_len", p.output_len},
-                          {"num_iters_warmup", p.warmups},
-                          {"num_iters", p.iters},
-                          {"latency_definition",
-                           "each iteration's batch sent at once to the server; latency = first "
-                           "send to last response (the run's duration)"},
-                          {"runs_dir", dir},
-                          {"iterations", std::move(iterations)}};
-  bench::write_json(f.output_json, result, "--output-json");
-  return 0;
-}
-
 }  // namespace
 
-Action add_latency_command(CLI::App& app, bool check_only) {
+std::function<run::LatencySpec()> add_latency_flags(CLI::App& app, bool check_only) {
   CLI::App* sub = bench::add_kind_subcommand(
       app, "latency",
       "vLLM's `bench latency` against a server: a batch of --batch-size requests sent at once, "
@@ -198,16 +87,28 @@ Action add_latency_command(CLI::App& app, bool check_only) {
   bench::add_metadata_option(*sub, f->metadata);
   for (const char* name : {"--use-beam-search", "--profile", "--disable-detokenize"})
     f->engine_only.add_switch(*sub, name);
-  return [f, sub, check_only]() -> int {
+  return [f, sub, check_only]() -> run::LatencySpec {
     const LatencyPlan plan = validate(*f, sub->remaining());
-    if (!f->metadata.empty()) run::parse_pairs("--metadata", f->metadata, '=');
-    if (check_only) {
-      if (!f->output_json.empty()) bench::check_output_json(f->output_json, true);
-      return bench::run_in_process(iteration_args(plan, bench::runs_dir(f->output_json), "x.json"),
-                                   true);
-    }
-    return run_latency(*f, plan);
+    run::LatencySpec spec;
+    spec.metadata = parse_pairs("--metadata", f->metadata, '=');
+    const std::string dir = bench::runs_dir(f->output_json);
+    if (check_only && !f->output_json.empty()) run::check_output_json(f->output_json, dir, true);
+    // The run flags are checked before the first iteration, so a typo costs nothing.
+    spec.batch =
+        run_spec_from_args(iteration_args(plan, dir, check_only ? "x.json" : "check.json"));
+    spec.batch_size = plan.batch_size;
+    spec.input_len = plan.input_len;
+    spec.output_len = plan.output_len;
+    spec.warmups = plan.warmups;
+    spec.iters = plan.iters;
+    spec.output_json = f->output_json;
+    return spec;
   };
+}
+
+Action add_latency_command(CLI::App& app) {
+  std::function<run::LatencySpec()> make_spec = add_latency_flags(app, false);
+  return [make_spec]() -> int { return run::execute_latency(make_spec()); };
 }
 
 }  // namespace servebench::cli

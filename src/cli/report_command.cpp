@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "report/charts.h"
 #include "report/tables.h"
+#include "run/names.h"
 
 namespace servebench::cli {
 namespace {
@@ -87,7 +88,7 @@ void write_charts(const ReportFlags& f, std::span<const report::CompareInput> in
                       "no result carries a figure any chart plots");
   }
   if (f.chart != "all" || format == report::ImageFormat::kPdf) {
-    write_report(f.output, report::render_charts(charts, format));
+    run::write_text(f.output, report::render_charts(charts, format));
     return;
   }
   std::error_code ec;
@@ -97,7 +98,7 @@ void write_charts(const ReportFlags& f, std::span<const report::CompareInput> in
     const std::string path =
         (std::filesystem::path(f.output) / (chart.slug + "." + report::image_extension(format)))
             .string();
-    write_report(path, report::render_charts(std::span(&chart, 1), format));
+    run::write_text(path, report::render_charts(std::span(&chart, 1), format));
   }
 }
 
@@ -146,15 +147,15 @@ Action add_report_command(CLI::App& app) {
       return 0;
     }
     if (f.format == "html") {
-      write_report(f.output, report::html_report(inputs, report::parse_series_rule(f.series_by),
-                                                 report::parse_chart_stat(f.stat)));
+      run::write_text(f.output, report::html_report(inputs, report::parse_series_rule(f.series_by),
+                                                    report::parse_chart_stat(f.stat)));
       return 0;
     }
     std::vector<report::RunResult> runs;
     for (report::CompareInput& input : inputs) {
       for (report::RunResult& r : input.runs) runs.push_back(std::move(r));
     }
-    write_report(f.output, render(f.format, runs));
+    run::write_text(f.output, render(f.format, runs));
     return 0;
   };
 }

@@ -1,30 +1,12 @@
 // File: cli/report_io.h
-// What `servebench report` and `servebench compare` share: where their text goes, and what an
-// input argument is called.
+// What `servebench report` and `servebench compare` share: what an input argument is called.
+// (Their text goes out by run::write_text, run/names.h.)
 #pragma once
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
-#include "core/error.h"
-
 namespace servebench::cli {
-
-// Writes `text` to `path`, or to stdout when `path` is empty; an unwritable file is a
-// core::Error naming it.
-inline void write_report(const std::string& path, const std::string& text) {
-  if (path.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw core::Error(core::ErrorKind::kInput, path, "cannot write the output file");
-}
 
 // A file is named by its stem, a directory by its own name ("results/ib/" -> "ib").
 inline std::string input_name(const std::string& path) {

@@ -4,14 +4,14 @@
 
 #include <limits>
 
-#include "cli/run_config.h"
+#include "run/run.h"
 
-namespace servebench::cli::run {
+namespace servebench::cli {
 
-// What run_command.cpp leaves before the load flags (--profile, --ramp-up-*) are applied:
+// What run_flag_checks.cpp leaves before the load flags (--profile, --ramp-up-*) are applied:
 // vLLM's defaults, on the random dataset.
-inline RunConfig vllm_default_config() {
-  RunConfig c;
+inline run::Spec vllm_default_config() {
+  run::Spec c;
   c.dataset.name = "random";
   c.num_prompts = 1000;
   c.request_rates = {std::numeric_limits<double>::infinity()};
@@ -20,4 +20,4 @@ inline RunConfig vllm_default_config() {
   return c;
 }
 
-}  // namespace servebench::cli::run
+}  // namespace servebench::cli

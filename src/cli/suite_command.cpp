@@ -1,22 +1,17 @@
-// `servebench suite FILE`: runs the expanded tests of a suite file (suite.h) in order, each
-// through the same flag parser and execute path as `servebench run` (a fresh CLI11 app per test,
-// in this process), then writes the suite's summary. Every test's flags are checked before the
-// first one runs, so a mistake in the file costs nothing. A test that fails is recorded and the
-// suite goes on; Ctrl-C ends the suite after the test it interrupts; --resume skips tests whose
-// result file is complete.
+// `servebench suite FILE`: the expanded tests of suite files (suite.h), each test's flags turned
+// into its kind's spec by the same flag parsers as `servebench run`, `latency` and `throughput`,
+// all before the first runs (a mistake in the file costs nothing); the run part then runs them
+// in order and writes the summary (run/kinds.h: execute_suite).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
-#include "cli/report_io.h"
+#include "cli/run_flags.h"
 #include "cli/suite.h"
 #include "core/error.h"
-#include "report/tables.h"
+#include "run/kinds.h"
 
 namespace servebench::cli {
 namespace {
@@ -30,25 +25,31 @@ struct SuiteOptions {
   bool resume = false, dry_run = false;
 };
 
-// A fresh parser of the test's command (`servebench run`, `latency` or `throughput`) given its
-// arguments; returns its action.
-Action parse_run(const std::vector<std::string>& args, bool check_only, CLI::App& app) {
-  app.require_subcommand(1);
-  Action action = args.front() == "latency"      ? add_latency_command(app, check_only)
-                  : args.front() == "throughput" ? add_throughput_command(app, check_only)
-                                                 : add_run_command(app, check_only);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
-  app.parse(reversed);
-  return action;
-}
-
-// Validates a test's flags without running it; a bad value is reported at its key in the file.
-void check(const std::string& file, const suite::Test& t, const std::string& dir) {
+// The test's spec: its command's flags (`servebench run`, `latency` or `throughput`) parsed and
+// checked, creating nothing; a bad value is reported at its key in the file.
+run::SuiteTest suite_test(const std::string& file, const suite::Test& t, const std::string& dir) {
   std::string where = t.where + " (" + t.name + ")";
+  const std::vector<std::string> args = suite::full_run_args(t, dir);
   try {
     CLI::App app;
-    Action action = parse_run(suite::full_run_args(t, dir), true, app);
-    action();
+    app.require_subcommand(1);
+    std::function<run::SuiteTest()> make_test;
+    auto as_test = [&](auto make_spec) {
+      make_test = [&t, &args, &dir, make_spec] {
+        return run::SuiteTest{t.name, suite::command_line(args), suite::result_path(t, dir),
+                              make_spec()};
+      };
+    };
+    if (args.front() == "latency") {
+      as_test(add_latency_flags(app, true));
+    } else if (args.front() == "throughput") {
+      as_test(add_throughput_flags(app, true));
+    } else {
+      as_test(add_run_flags(app));
+    }
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+    app.parse(reversed);
+    return make_test();
   } catch (const CLI::ParseError& e) {
     throw core::Error(core::ErrorKind::kInput, file, where + ": " + e.what());
   } catch (const core::Error& e) {
@@ -60,74 +61,6 @@ void check(const std::string& file, const suite::Test& t, const std::string& dir
     if (message.rfind(e.where() + ": ", 0) == 0) message.erase(0, e.where().size() + 2);
     throw core::Error(core::ErrorKind::kInput, file, origin->second + ": " + message);
   }
-}
-
-// Runs one test in this process; its exit code as `servebench run` would give it.
-int run_test(const suite::Test& t, const std::string& dir) {
-  try {
-    CLI::App app;
-    Action action = parse_run(suite::full_run_args(t, dir), false, app);
-    return action();
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "servebench: %s: %s\n", t.name.c_str(), e.what());
-    return 2;
-  } catch (const core::Error& e) {
-    std::fprintf(stderr, "servebench: %s: %s\n", t.name.c_str(),
-                 core::redact_secrets(e.what()).c_str());
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "servebench: %s: internal error: %s\n", t.name.c_str(),
-                 core::redact_secrets(e.what()).c_str());
-    return 70;
-  }
-}
-
-// A result file a finished, uninterrupted run wrote (a killed run leaves none or a torn one).
-bool complete_result(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object()) return false;
-  // `servebench latency` and `throughput` write their JSON only when they finished.
-  if (j.contains("avg_latency") || j.contains("elapsed_time")) return true;
-  if (!j.contains("completed") || !j.contains("duration")) return false;
-  const nlohmann::json* client = nullptr;
-  if (j.contains("servebench") && j["servebench"].is_object() &&
-      j["servebench"].contains("client")) {
-    client = &j["servebench"]["client"];
-  }
-  return !(client && client->is_object() && client->value("interrupted", false));
-}
-
-struct Status {
-  std::string name, state;  // ok, skipped (already done), failed, interrupted, not run
-  int exit_code = 0;
-};
-
-void write_summary(const std::vector<suite::Test>& tests, const std::vector<Status>& statuses,
-                   const std::string& dir, const std::string& file) {
-  std::vector<report::RunResult> runs;
-  std::string failures;
-  nlohmann::json status_lines = nlohmann::json::array();
-  for (size_t i = 0; i < tests.size(); ++i) {
-    const Status& s = statuses[i];
-    std::string path = suite::result_path(tests[i], dir);
-    if (s.state == "ok" || s.state == "skipped") runs.push_back(report::load_run(path));
-    if (s.state == "failed") {
-      failures += "- " + s.name + ": exit code " + std::to_string(s.exit_code) + "\n";
-    }
-    status_lines.push_back(
-        {{"test_name", s.name}, {"status", s.state}, {"exit_code", s.exit_code}, {"result", path}});
-  }
-  std::string md = report::vllm_suite_markdown(runs, report::MarkdownStyle::kAligned);
-  if (!failures.empty()) md += "\nFailed tests:\n\n" + failures;
-  write_report((fs::path(dir) / "summary.md").string(), md);
-  write_report((fs::path(dir) / "summary.json").string(), report::vllm_pandas_json(runs));
-  std::string jsonl;
-  for (const auto& line : status_lines) jsonl += line.dump() + "\n";
-  write_report((fs::path(dir) / "suite_status.jsonl").string(), jsonl);
-  std::printf("\nSuite %s: %zu tests\n\n", file.c_str(), tests.size());
-  write_report("", md);
 }
 
 int run_suite(SuiteOptions o) {
@@ -147,61 +80,18 @@ int run_suite(SuiteOptions o) {
       test_files.push_back(file);
     }
   }
-  std::string dir =
-      o.output_dir.empty() ? fs::path(o.file).stem().string() + "-results" : o.output_dir;
-  for (size_t i = 0; i < tests.size(); ++i) check(test_files[i], tests[i], dir);
+  run::SuiteSpec suite;
+  suite.file = o.file;
+  suite.dir = o.output_dir.empty() ? fs::path(o.file).stem().string() + "-results" : o.output_dir;
+  suite.resume = o.resume;
+  for (size_t i = 0; i < tests.size(); ++i)
+    suite.tests.push_back(suite_test(test_files[i], tests[i], suite.dir));
   if (o.dry_run) {
-    for (const auto& t : tests) {
-      std::printf("%s: %s\n", t.name.c_str(),
-                  suite::command_line(suite::full_run_args(t, dir)).c_str());
-    }
+    for (const run::SuiteTest& t : suite.tests)
+      std::printf("%s: %s\n", t.name.c_str(), t.command_line.c_str());
     return 0;
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    throw core::Error(core::ErrorKind::kInput, "--output-dir",
-                      "cannot create '" + dir + "': " + ec.message());
-  }
-  std::vector<Status> statuses;
-  for (const auto& t : tests) statuses.push_back({t.name, "not run", 0});
-  int result = 0;
-  for (size_t i = 0; i < tests.size(); ++i) {
-    const suite::Test& t = tests[i];
-    Status& s = statuses[i];
-    if (o.resume && complete_result(suite::result_path(t, dir))) {
-      std::fprintf(stderr, "servebench: suite: [%zu/%zu] %s: result exists, skipped (--resume)\n",
-                   i + 1, tests.size(), t.name.c_str());
-      s.state = "skipped";
-      continue;
-    }
-    std::printf("Running test case %s [%zu/%zu]\nClient command: %s\n", t.name.c_str(), i + 1,
-                tests.size(), suite::command_line(suite::full_run_args(t, dir)).c_str());
-    std::fflush(stdout);
-    s.exit_code = run_test(t, dir);
-    std::fflush(stdout);
-    if (s.exit_code == 130) {
-      // Ctrl-C: the interrupted test is not part of the suite; --resume starts again there.
-      std::error_code rm;
-      fs::remove(suite::result_path(t, dir), rm);
-      s.state = "interrupted";
-      result = 130;
-      std::fprintf(stderr, "servebench: suite: interrupted at %s; --resume continues there\n",
-                   t.name.c_str());
-      break;
-    }
-    if (s.exit_code == 0 && complete_result(suite::result_path(t, dir))) {
-      s.state = "ok";
-    } else {
-      s.state = "failed";
-      if (s.exit_code == 0) s.exit_code = 1;  // finished without a usable result
-      result = 1;
-      std::fprintf(stderr, "servebench: suite: %s failed (exit code %d); going on\n",
-                   t.name.c_str(), s.exit_code);
-    }
-  }
-  write_summary(tests, statuses, dir, o.file);
-  return result;
+  return run::execute_suite(suite);
 }
 
 }  // namespace

@@ -1,10 +1,7 @@
 // `servebench throughput`: vLLM's `vllm bench throughput` (vllm/benchmarks/throughput.py)
-// against a server. vLLM hands all --num-prompts prompts to its offline engine at once and
-// reports elapsed_time, num_requests, total_num_tokens (prompt + output), requests_per_second
-// and tokens_per_second. Here the prompts are sent at once (request rate inf) to the server (or
-// the embedded simulator) by one `servebench run` in this process; elapsed_time is the run's
-// duration. Every other flag goes to `servebench run`. docs/run.md ("Latency and throughput
-// tests") has the details.
+// against a server. Its flags (vLLM's names) become a run::ThroughputSpec, which the run part
+// carries out (run/kinds.h): every prompt sent at once, elapsed_time the run's duration. Every
+// other flag is `servebench run`'s (run_flags.h). docs/run.md ("Latency and throughput tests").
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -14,13 +11,13 @@
 
 #include "cli/bench_kinds.h"
 #include "cli/commands.h"
-#include "cli/run_support.h"
+#include "cli/run_flags.h"
+#include "cli/values.h"
 #include "core/error.h"
+#include "run/kinds.h"
 
 namespace servebench::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct ThroughputFlags {
   std::string backend = "vllm", dataset_name = "sharegpt", dataset, dataset_path;
@@ -79,68 +76,9 @@ std::vector<std::string> run_args(const ThroughputFlags& f, const std::vector<st
   return args;
 }
 
-int run_throughput(const ThroughputFlags& f, const std::vector<std::string>& args,
-                   const std::string& dir) {
-  const bool keep = !f.output_json.empty();
-  struct Cleanup {
-    std::string dir;
-    bool keep;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!keep) fs::remove_all(dir, ec);
-    }
-  } cleanup{dir, keep};
-  const int code = bench::run_in_process(args, false);
-  if (code != 0) return code;
-  const std::string path = (fs::path(dir) / "run.json").string();
-  const nlohmann::json r = bench::read_result(path);
-  const double elapsed = r["duration"].get<double>();
-  const int64_t completed = r.value("completed", int64_t{0});
-  const int64_t failed = r.value("failed", int64_t{0});
-  const int64_t input_tokens = r.value("total_input_tokens", int64_t{0});
-  const int64_t output_tokens = r.value("total_output_tokens", int64_t{0});
-  const int64_t total_tokens = input_tokens + output_tokens;
-  auto per_s = [&](double x) { return elapsed > 0 ? x / elapsed : 0.0; };
-  if (failed > 0) {
-    const std::string more =
-        bench::show_failures(bench::records_path(dir, "run.json"), "Failed requests", keep);
-    std::fprintf(stderr,
-                 "servebench: warning: %lld of %lld requests failed; the figures count the %lld "
-                 "that completed%s\n",
-                 static_cast<long long>(failed), static_cast<long long>(completed + failed),
-                 static_cast<long long>(completed), more.c_str());
-  }
-  // throughput.py's lines.
-  std::printf("Throughput: %.2f requests/s, %.2f total tokens/s, %.2f output tokens/s\n",
-              per_s(static_cast<double>(completed)), per_s(static_cast<double>(total_tokens)),
-              per_s(static_cast<double>(output_tokens)));
-  std::printf("Total num prompt tokens:  %lld\n", static_cast<long long>(input_tokens));
-  std::printf("Total num output tokens:  %lld\n", static_cast<long long>(output_tokens));
-  std::fflush(stdout);
-  if (!keep) return 0;
-  nlohmann::json result = {{"elapsed_time", elapsed},
-                           {"num_requests", completed},
-                           {"total_num_tokens", total_tokens},
-                           {"requests_per_second", per_s(static_cast<double>(completed))},
-                           {"tokens_per_second", per_s(static_cast<double>(total_tokens))}};
-  bench::add_metadata(result, f.metadata);
-  result["servebench"] = {
-      {"kind", "throughput"},
-      {"failed", failed},
-      {"total_input_tokens", input_tokens},
-      {"total_output_tokens", output_tokens},
-      {"output_tokens_per_second", per_s(static_cast<double>(output_tokens))},
-      {"definition",
-       "every prompt sent at once to the server; elapsed_time = first send to last response; "
-       "num_requests counts completed requests"},
-      {"result", path}};
-  bench::write_json(f.output_json, result, "--output-json");
-  return 0;
-}
-
 }  // namespace
 
-Action add_throughput_command(CLI::App& app, bool check_only) {
+std::function<run::ThroughputSpec()> add_throughput_flags(CLI::App& app, bool check_only) {
   CLI::App* sub = bench::add_kind_subcommand(
       app, "throughput",
       "vLLM's `bench throughput` against a server: every prompt sent at once; requests/s and "
@@ -165,19 +103,20 @@ Action add_throughput_command(CLI::App& app, bool check_only) {
   bench::add_metadata_option(*sub, f->metadata);
   for (const char* name : {"--profile", "--disable-detokenize", "--async-engine"})
     f->engine_only.add_switch(*sub, name);
-  return [f, sub, check_only]() -> int {
+  return [f, sub, check_only]() -> run::ThroughputSpec {
     const std::string dir = bench::runs_dir(f->output_json);
     const std::vector<std::string> args = run_args(*f, sub->remaining(), dir);
-    if (!f->metadata.empty()) run::parse_pairs("--metadata", f->metadata, '=');
-    if (check_only) {
-      if (!f->output_json.empty()) bench::check_output_json(f->output_json, true);
-      return bench::run_in_process(args, true);
-    }
-    // The run's flags first (a typo creates nothing), then the output, then the benchmark.
-    bench::run_in_process(args, true);
-    if (!f->output_json.empty()) bench::check_output_json(f->output_json, false);
-    return run_throughput(*f, args, dir);
+    std::vector<std::pair<std::string, std::string>> metadata =
+        parse_pairs("--metadata", f->metadata, '=');
+    if (check_only && !f->output_json.empty()) run::check_output_json(f->output_json, dir, true);
+    // The run's flags first (a typo creates nothing); the output is checked before the run.
+    return {run_spec_from_args(args), f->output_json, std::move(metadata)};
   };
+}
+
+Action add_throughput_command(CLI::App& app) {
+  std::function<run::ThroughputSpec()> make_spec = add_throughput_flags(app, false);
+  return [make_spec]() -> int { return run::execute_throughput(make_spec()); };
 }
 
 }  // namespace servebench::cli

@@ -45,7 +45,7 @@ struct RpsChangeEvent {
 };
 
 // What vLLM prints above / stores beside the metrics.
-// vLLM's --probe-request-rate figures (cli/run_probes.h): probes that succeeded and failed,
+// vLLM's --probe-request-rate figures (run/probes.h): probes that succeeded and failed,
 // and the successful ones' end-to-end latency.
 struct ProbeStats {
   size_t completed = 0, failed = 0;

@@ -1,0 +1,148 @@
+// `servebench suite` carried out (kinds.h): each test's spec run in order, in this process, then
+// the suite's summary. vLLM's run-performance-benchmarks.sh runs its serving, latency and
+// throughput tests one after another and summarizes them; so does this, resumable.
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "report/tables.h"
+#include "run/kinds.h"
+#include "run/names.h"
+
+namespace servebench::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs one test in this process; its exit code as its command would give it.
+int run_test(const SuiteTest& t) {
+  try {
+    return std::visit(
+        [](const auto& spec) -> int {
+          using Kind = std::decay_t<decltype(spec)>;
+          if constexpr (std::is_same_v<Kind, LatencySpec>) {
+            return execute_latency(spec);
+          } else if constexpr (std::is_same_v<Kind, ThroughputSpec>) {
+            return execute_throughput(spec);
+          } else {
+            return execute(spec);
+          }
+        },
+        t.spec);
+  } catch (const core::Error& e) {
+    std::fprintf(stderr, "servebench: %s: %s\n", t.name.c_str(),
+                 core::redact_secrets(e.what()).c_str());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "servebench: %s: internal error: %s\n", t.name.c_str(),
+                 core::redact_secrets(e.what()).c_str());
+    return 70;
+  }
+}
+
+// A result file a finished, uninterrupted run wrote (a killed run leaves none or a torn one).
+bool complete_result(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object()) return false;
+  // `servebench latency` and `throughput` write their JSON only when they finished.
+  if (j.contains("avg_latency") || j.contains("elapsed_time")) return true;
+  if (!j.contains("completed") || !j.contains("duration")) return false;
+  const nlohmann::json* client = nullptr;
+  if (j.contains("servebench") && j["servebench"].is_object() &&
+      j["servebench"].contains("client")) {
+    client = &j["servebench"]["client"];
+  }
+  return !(client && client->is_object() && client->value("interrupted", false));
+}
+
+struct Status {
+  std::string name, state;  // ok, skipped (already done), failed, interrupted, not run
+  int exit_code = 0;
+};
+
+void write_summary(const SuiteSpec& suite, const std::vector<Status>& statuses) {
+  const std::vector<SuiteTest>& tests = suite.tests;
+  const std::string& dir = suite.dir;
+  std::vector<report::RunResult> runs;
+  std::string failures;
+  nlohmann::json status_lines = nlohmann::json::array();
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const Status& s = statuses[i];
+    const std::string& path = tests[i].result_path;
+    if (s.state == "ok" || s.state == "skipped") runs.push_back(report::load_run(path));
+    if (s.state == "failed") {
+      failures += "- " + s.name + ": exit code " + std::to_string(s.exit_code) + "\n";
+    }
+    status_lines.push_back(
+        {{"test_name", s.name}, {"status", s.state}, {"exit_code", s.exit_code}, {"result", path}});
+  }
+  std::string md = report::vllm_suite_markdown(runs, report::MarkdownStyle::kAligned);
+  if (!failures.empty()) md += "\nFailed tests:\n\n" + failures;
+  write_text((fs::path(dir) / "summary.md").string(), md);
+  write_text((fs::path(dir) / "summary.json").string(), report::vllm_pandas_json(runs));
+  std::string jsonl;
+  for (const auto& line : status_lines) jsonl += line.dump() + "\n";
+  write_text((fs::path(dir) / "suite_status.jsonl").string(), jsonl);
+  std::printf("\nSuite %s: %zu tests\n\n", suite.file.c_str(), tests.size());
+  write_text("", md);
+}
+
+}  // namespace
+
+int execute_suite(const SuiteSpec& suite) {
+  const std::vector<SuiteTest>& tests = suite.tests;
+  const std::string& dir = suite.dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw core::Error(core::ErrorKind::kInput, "--output-dir",
+                      "cannot create '" + dir + "': " + ec.message());
+  }
+  std::vector<Status> statuses;
+  for (const auto& t : tests) statuses.push_back({t.name, "not run", 0});
+  int result = 0;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const SuiteTest& t = tests[i];
+    Status& s = statuses[i];
+    if (suite.resume && complete_result(t.result_path)) {
+      std::fprintf(stderr, "servebench: suite: [%zu/%zu] %s: result exists, skipped (--resume)\n",
+                   i + 1, tests.size(), t.name.c_str());
+      s.state = "skipped";
+      continue;
+    }
+    std::printf("Running test case %s [%zu/%zu]\nClient command: %s\n", t.name.c_str(), i + 1,
+                tests.size(), t.command_line.c_str());
+    std::fflush(stdout);
+    s.exit_code = run_test(t);
+    std::fflush(stdout);
+    if (s.exit_code == 130) {
+      // Ctrl-C: the interrupted test is not part of the suite; --resume starts again there.
+      std::error_code rm;
+      fs::remove(t.result_path, rm);
+      s.state = "interrupted";
+      result = 130;
+      std::fprintf(stderr, "servebench: suite: interrupted at %s; --resume continues there\n",
+                   t.name.c_str());
+      break;
+    }
+    if (s.exit_code == 0 && complete_result(t.result_path)) {
+      s.state = "ok";
+    } else {
+      s.state = "failed";
+      if (s.exit_code == 0) s.exit_code = 1;  // finished without a usable result
+      result = 1;
+      std::fprintf(stderr, "servebench: suite: %s failed (exit code %d); going on\n",
+                   t.name.c_str(), s.exit_code);
+    }
+  }
+  write_summary(suite, statuses);
+  return result;
+}
+
+}  // namespace servebench::run

@@ -1,0 +1,113 @@
+// The points of one target, in vLLM's order (serve.py main_async): target and model → prompts
+// → initial test request → each point (point.h) → the sweep's table.
+#include "run/sweep.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "report/tables.h"
+#include "run/coordination.h"
+#include "run/interrupt.h"
+#include "run/names.h"
+#include "run/point.h"
+#include "run/point_setup.h"
+#include "run/sequence.h"
+#include "run/server_metrics_recorder.h"
+#include "run/stages.h"
+
+namespace servebench::run {
+namespace {
+
+// After a sweep, its runs side by side: seed 004's table when the concurrency varied, else
+// vLLM's serving table (seed 000).
+void print_sweep_summary(const Spec& c, std::vector<report::RunResult> runs) {
+  if (runs.size() < 2) return;
+  std::printf("\n%s\n", std::string(50, '=').c_str());
+  std::printf("Sweep: %zu runs\n", runs.size());
+  if (c.limits.profile != LoadProfile::kNone) {
+    std::fputs(report::guidellm_tables(runs).c_str(), stdout);  // GuideLLM's tables (seed 003)
+  } else if (!c.stages.empty()) {
+    std::fputs(report::inference_perf_stages_markdown(runs).c_str(), stdout);  // seed 003
+  } else if (c.max_concurrencies.size() > 1 && c.request_rates.size() == 1) {
+    std::fputs(report::concurrency_markdown(runs).c_str(), stdout);
+  } else {
+    std::fputs(report::vllm_serving_markdown(runs, report::MarkdownStyle::kAligned).c_str(),
+               stdout);
+  }
+  std::fflush(stdout);
+}
+
+// A sweep run's row name: what varies ("qps_4", "concurrency_16", "qps_4_concurrency_16").
+std::string sweep_point_name(const Spec& c) {
+  if (c.stage_index >= 0) return stage_name(c.stage_index);  // inference-perf's "stage_0", …
+  std::string name;
+  if (c.request_rates.size() > 1) name = "qps_" + python_float(c.request_rate);
+  if (c.max_concurrencies.size() > 1)
+    name +=
+        (name.empty() ? "" : "_") + std::string("concurrency_") + std::to_string(c.max_concurrency);
+  return name;
+}
+
+}  // namespace
+
+int run_sweep(Spec c) {
+  RunTokenizer run_tok = tokenizer_for(c.tokenizer, c.model);
+  const std::shared_ptr<const tokenizer::Tokenizer>& tok = run_tok.tok;
+  const std::string date = core::wall_timestamp_compact();
+  Target target = resolve_target(c, tok);
+  // Against a server that named its model itself, that model's tokenizer, as vLLM does.
+  if (c.tokenizer.empty() && c.model.empty() && !c.embedded)
+    run_tok = tokenizer_for("", target.model_id);
+  target.tokenizer_id = run_tok.id;
+  const std::vector<dataset::Prompt> prompts = make_prompts(c, *tok);
+  // Some datasets yield fewer prompts than --num-prompts (a short trace, --no-oversample,
+  // prefix_repetition's whole groups): the run, its warmups and its results count those.
+  c.num_prompts_requested = c.num_prompts;
+  c.num_prompts = static_cast<int>(prompts.size());
+  c.num_conversations =
+      static_cast<int>(std::count_if(prompts.begin(), prompts.end(), [](const dataset::Prompt& p) {
+        return p.conversation >= 0 && p.turn == 0;
+      }));
+  if (c.request_rates.empty()) c.request_rates = {c.request_rate};
+  if (c.max_concurrencies.empty()) c.max_concurrencies = {c.max_concurrency};
+  if (!c.temperature_given) {
+    std::printf(
+        "WARNING: no --temperature given, so requests carry none and the server's default "
+        "applies (vLLM's benchmark no longer sends temperature=0); add --temperature=0 for "
+        "greedy decoding.\n");
+  }
+  initial_test_run(c, target.endpoint);
+  // Which /metrics pages each run scrapes, looked for once (server_metrics_recorder.h).
+  const std::optional<server_metrics::SamplerOptions> scrape =
+      server_metrics_options(c, target.endpoint);
+
+  client::BodyOptions body;
+  body.ignore_eos = c.ignore_eos;
+  body.extra_body_json = c.extra_body_json;
+  body.request_id_prefix = c.request_id_prefix;
+  SigintHandler sigint(!c.coordination || c.coordination->index == 0);
+  std::vector<report::RunResult> sweep;
+  // vLLM's rate × concurrency lists, or a GuideLLM profile's benchmarks (sequence.h).
+  BenchmarkSequence benchmarks(c);
+  for (std::optional<Spec> next; (next = benchmarks.next(sweep));) {
+    Spec& point = *next;
+    if (!c.stages.empty()) enter_stage(point, sweep.size(), target.model_id, date);
+    PointResult done = execute_point(point, target, *tok, prompts, body, scrape, date);
+    if (done.interrupted) return 130;  // the points not started are not part of the sweep
+    sweep.push_back(report::RunResult{.source = done.result_file,
+                                      .format = "servebench",
+                                      .test_name = point.limits.benchmark.empty()
+                                                       ? sweep_point_name(point)
+                                                       : point.limits.benchmark,
+                                      .result = std::move(done.result)});
+    pause_between_stages(c, sweep.size(), g_stop);  // --stages: inference-perf's load.interval
+  }
+  print_sweep_summary(c, std::move(sweep));
+  return 0;
+}
+
+}  // namespace servebench::run

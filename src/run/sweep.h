@@ -1,0 +1,15 @@
+// File: run/sweep.h
+// Planning one target's points: set up what they share once (tokenizer, target, prompts, the
+// initial test request, which /metrics to scrape), then execute each point the sequence
+// (sequence.h) or the stages (stages.h) give, in order, and print them side by side.
+#pragma once
+
+#include "run/run.h"
+
+namespace servebench::run {
+
+// Runs every point of `spec` on its one target; returns the exit code (0 when it finished, even
+// with failed requests; 130 after SIGINT).
+int run_sweep(Spec spec);
+
+}  // namespace servebench::run
