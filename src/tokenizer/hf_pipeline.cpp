@@ -1,5 +1,6 @@
-// Normalizers, pre-tokenizers and decoders of tokenizer.json, after Hugging Face's tokenizers
-// crate (tokenizers/src/{normalizers,pre_tokenizers,decoders}): same inputs, same outputs.
+// Normalizers and pre-tokenizers of tokenizer.json (decoders: hf_decoders.cpp), after Hugging
+// Face's tokenizers crate (tokenizers/src/{normalizers,pre_tokenizers,decoders}): same inputs, same
+// outputs.
 #include "tokenizer/hf_pipeline.h"
 
 #include <unicode/bytestream.h>
@@ -17,15 +18,6 @@ namespace servebench::tokenizer::detail {
 namespace {
 
 using Spans = std::vector<std::pair<size_t, size_t>>;
-
-// Calls add(item, place) for each element of the array member `key` (a Sequence's list).
-template <typename Add>
-void for_each_item(simdjson::dom::object o, const char* key, const JsonPlace& place, Add&& add) {
-  auto list = member(o, key);
-  if (!list) place.at(key).fail("is required");
-  size_t i = 0;
-  for (auto item : as_array(*list, place.at(key))) add(item, place.at(key).at(i++));
-}
 
 // ---- normalizers
 
@@ -139,18 +131,6 @@ std::string literal_of(simdjson::dom::element e, const JsonPlace& place) {
   auto o = as_object(e, place);
   if (auto s = optional_string(o, "String", place)) return std::string(*s);
   return {};
-}
-
-void replace_all(std::string& text, std::string_view from, std::string_view to) {
-  if (from.empty() || text.find(from) == std::string::npos) return;
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(text, pos, hit - pos);
-    out += to;
-  }
-  out.append(text, pos);
-  text = std::move(out);
 }
 
 class Replace final : public Normalizer {
@@ -364,8 +344,6 @@ class ByteLevelPre final : public PreTokenizer {
   std::unique_ptr<Regex> regex_;
 };
 
-enum class PrependScheme { kAlways, kFirst, kNever };
-
 class MetaspacePre final : public PreTokenizer {
  public:
   MetaspacePre(std::string replacement, PrependScheme scheme, bool split)
@@ -397,18 +375,6 @@ class MetaspacePre final : public PreTokenizer {
   PrependScheme scheme_;
   bool split_;
 };
-
-PrependScheme metaspace_scheme(simdjson::dom::object o, const JsonPlace& place) {
-  if (auto scheme = optional_string(o, "prepend_scheme", place)) {
-    if (*scheme == "always") return PrependScheme::kAlways;
-    if (*scheme == "first") return PrependScheme::kFirst;
-    if (*scheme == "never") return PrependScheme::kNever;
-    place.at("prepend_scheme").fail("'" + std::string(*scheme) + "' is not always, first or never");
-  }
-  // Files older than prepend_scheme say add_prefix_space.
-  return bool_member(o, "add_prefix_space", true, place) ? PrependScheme::kAlways
-                                                         : PrependScheme::kNever;
-}
 
 void add_pre_tokenizer(PreTokenizerChain& chain, simdjson::dom::element e, const JsonPlace& place) {
   auto o = as_object(e, place);
@@ -450,181 +416,31 @@ void add_pre_tokenizer(PreTokenizerChain& chain, simdjson::dom::element e, const
   }
 }
 
-// ---- decoders
+}  // namespace
 
-class ByteLevelDecoder final : public Decoder {
- public:
-  void decode(std::vector<std::string>& tokens) const override {
-    std::string bytes;
-    for (const std::string& t : tokens) append_byte_level_bytes(bytes, t);
-    tokens.assign(1, utf8_lossy(bytes));
+void replace_all(std::string& text, std::string_view from, std::string_view to) {
+  if (from.empty() || text.find(from) == std::string::npos) return;
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
+    out.append(text, pos, hit - pos);
+    out += to;
   }
-};
-
-class MetaspaceDecoder final : public Decoder {
- public:
-  MetaspaceDecoder(std::string replacement, PrependScheme scheme)
-      : replacement_(std::move(replacement)), scheme_(scheme) {}
-  void decode(std::vector<std::string>& tokens) const override {
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      std::string out;
-      std::string_view t = tokens[i];
-      for (size_t pos = 0; pos < t.size();) {
-        if (t.substr(pos).starts_with(replacement_)) {
-          if (!(i == 0 && scheme_ != PrependScheme::kNever)) out += ' ';
-          pos += replacement_.size();
-        } else {
-          out += t[pos++];
-        }
-      }
-      tokens[i] = std::move(out);
-    }
-  }
-
- private:
-  std::string replacement_;
-  PrependScheme scheme_;
-};
-
-class ReplaceDecoder final : public Decoder {
- public:
-  ReplaceDecoder(std::string from, std::string to) : from_(std::move(from)), to_(std::move(to)) {}
-  void decode(std::vector<std::string>& tokens) const override {
-    for (std::string& t : tokens) replace_all(t, from_, to_);
-  }
-
- private:
-  std::string from_, to_;
-};
-
-// Runs of <0xXX> tokens become the bytes they name when those form valid UTF-8, else one
-// U+FFFD per byte.
-class ByteFallbackDecoder final : public Decoder {
- public:
-  void decode(std::vector<std::string>& tokens) const override {
-    std::vector<std::string> out;
-    std::string pending;
-    size_t pending_count = 0;
-    auto flush = [&] {
-      if (pending_count == 0) return;
-      if (is_valid_utf8(pending)) {
-        out.push_back(pending);
-      } else {
-        for (size_t k = 0; k < pending_count; ++k) out.emplace_back("\xEF\xBF\xBD");
-      }
-      pending.clear();
-      pending_count = 0;
-    };
-    for (std::string& t : tokens) {
-      int byte = byte_token_value(t);
-      if (byte >= 0) {
-        pending += static_cast<char>(byte);
-        ++pending_count;
-      } else {
-        flush();
-        out.push_back(std::move(t));
-      }
-    }
-    flush();
-    tokens = std::move(out);
-  }
-  static int byte_token_value(std::string_view t) {
-    if (t.size() != 6 || !t.starts_with("<0x") || t[5] != '>') return -1;
-    int value = 0;
-    for (char c : t.substr(3, 2)) {
-      int digit = (c >= '0' && c <= '9')   ? c - '0'
-                  : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                  : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                                           : -1;
-      if (digit < 0) return -1;
-      value = value * 16 + digit;
-    }
-    return value;
-  }
-};
-
-class FuseDecoder final : public Decoder {
- public:
-  void decode(std::vector<std::string>& tokens) const override {
-    std::string all;
-    for (const std::string& t : tokens) all += t;
-    tokens.assign(1, std::move(all));
-  }
-};
-
-class StripDecoder final : public Decoder {
- public:
-  StripDecoder(char32_t content, size_t start, size_t stop)
-      : content_(content), start_(start), stop_(stop) {}
-  void decode(std::vector<std::string>& tokens) const override {
-    for (std::string& t : tokens) {
-      std::vector<size_t> starts;  // byte offset of each character
-      for (size_t i = 0; i < t.size();) {
-        starts.push_back(i);
-        i += std::max<size_t>(1, utf8_char_length(static_cast<unsigned char>(t[i])));
-      }
-      const size_t n = starts.size();
-      auto char_at = [&](size_t k) {
-        size_t i = starts[k];
-        return next_code_point(t, i);
-      };
-      size_t first = 0;
-      while (first < n && first < start_ && char_at(first) == content_) ++first;
-      size_t last = n;
-      while (last > first && n - last < stop_ && char_at(last - 1) == content_) --last;
-      size_t b = first < n ? starts[first] : t.size();
-      size_t e = last < n ? starts[last] : t.size();
-      t = t.substr(b, e - b);
-    }
-  }
-
- private:
-  char32_t content_;
-  size_t start_, stop_;
-};
-
-void add_decoder(DecoderChain& chain, simdjson::dom::element e, const JsonPlace& place) {
-  auto o = as_object(e, place);
-  std::string_view type = string_member(o, "type", place);
-  if (type == "Sequence") {
-    for_each_item(o, "decoders", place,
-                  [&](auto item, const JsonPlace& at) { add_decoder(chain, item, at); });
-  } else if (type == "ByteLevel") {
-    chain.steps.push_back(std::make_unique<ByteLevelDecoder>());
-  } else if (type == "Metaspace") {
-    std::string replacement(string_member(o, "replacement", place));
-    chain.steps.push_back(
-        std::make_unique<MetaspaceDecoder>(replacement, metaspace_scheme(o, place)));
-  } else if (type == "Replace") {
-    auto pattern = member(o, "pattern");
-    if (!pattern) place.at("pattern").fail("is required");
-    auto po = as_object(*pattern, place.at("pattern"));
-    auto from = optional_string(po, "String", place.at("pattern"));
-    if (!from) place.at("pattern").fail("Replace decoder with a Regex pattern is not supported");
-    chain.steps.push_back(std::make_unique<ReplaceDecoder>(
-        std::string(*from), std::string(string_member(o, "content", place))));
-  } else if (type == "ByteFallback") {
-    chain.steps.push_back(std::make_unique<ByteFallbackDecoder>());
-  } else if (type == "Fuse") {
-    chain.steps.push_back(std::make_unique<FuseDecoder>());
-  } else if (type == "Strip") {
-    std::string_view content = string_member(o, "content", place);
-    size_t i = 0;
-    if (content.empty()) place.at("content").fail("must be one character");
-    char32_t c = next_code_point(content, i);
-    if (i != content.size()) place.at("content").fail("must be one character");
-    int64_t start = int_member(o, "start", place), stop = int_member(o, "stop", place);
-    if (start < 0 || stop < 0) place.fail("start and stop must be >= 0");
-    chain.steps.push_back(
-        std::make_unique<StripDecoder>(c, static_cast<size_t>(start), static_cast<size_t>(stop)));
-  } else {
-    place.at("type").fail("decoder '" + std::string(type) +
-                          "' is not supported (supported: Sequence, ByteLevel, Metaspace, Replace, "
-                          "ByteFallback, Fuse, Strip)");
-  }
+  out.append(text, pos);
+  text = std::move(out);
 }
 
-}  // namespace
+PrependScheme metaspace_scheme(simdjson::dom::object o, const JsonPlace& place) {
+  if (auto scheme = optional_string(o, "prepend_scheme", place)) {
+    if (*scheme == "always") return PrependScheme::kAlways;
+    if (*scheme == "first") return PrependScheme::kFirst;
+    if (*scheme == "never") return PrependScheme::kNever;
+    place.at("prepend_scheme").fail("'" + std::string(*scheme) + "' is not always, first or never");
+  }
+  // Files older than prepend_scheme say add_prefix_space.
+  return bool_member(o, "add_prefix_space", true, place) ? PrependScheme::kAlways
+                                                         : PrependScheme::kNever;
+}
 
 void append_byte_level_bytes(std::string& bytes, std::string_view token) {
   const size_t mark = bytes.size();
@@ -657,16 +473,6 @@ std::vector<std::unique_ptr<Normalizer>> parse_normalizer(OptionalJson e, const 
 PreTokenizerChain parse_pre_tokenizer(OptionalJson e, const JsonPlace& place) {
   PreTokenizerChain chain;
   if (e) add_pre_tokenizer(chain, *e, place);
-  return chain;
-}
-
-DecoderChain parse_decoder(OptionalJson e, const JsonPlace& place) {
-  DecoderChain chain;
-  if (!e) return chain;
-  chain.present = true;
-  add_decoder(chain, *e, place);
-  chain.only_byte_level =
-      chain.steps.size() == 1 && dynamic_cast<ByteLevelDecoder*>(chain.steps[0].get()) != nullptr;
   return chain;
 }
 

@@ -69,6 +69,23 @@ DecoderChain parse_decoder(OptionalJson e, const JsonPlace& place);
 // the token's own UTF-8 when a character is outside it (added tokens such as "<｜User｜>").
 void append_byte_level_bytes(std::string& bytes, std::string_view token);
 
+// Replaces every `from` in `text` with `to` (the Replace normalizer and decoder).
+void replace_all(std::string& text, std::string_view from, std::string_view to);
+
+// Metaspace's prepend_scheme (or the older add_prefix_space), shared by the pre-tokenizer and
+// the decoder of that name.
+enum class PrependScheme { kAlways, kFirst, kNever };
+PrependScheme metaspace_scheme(simdjson::dom::object o, const JsonPlace& place);
+
+// Calls add(item, place) for each element of the array member `key` (a Sequence's list).
+template <typename Add>
+void for_each_item(simdjson::dom::object o, const char* key, const JsonPlace& place, Add&& add) {
+  auto list = member(o, key);
+  if (!list) place.at(key).fail("is required");
+  size_t i = 0;
+  for (auto item : as_array(*list, place.at(key))) add(item, place.at(key).at(i++));
+}
+
 // Code point `c` is a word character for Rust regex's \w (added tokens' single_word rule).
 bool is_word_char(char32_t c);
 
