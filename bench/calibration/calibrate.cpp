@@ -223,14 +223,17 @@ double seed_cell(const Row& row, const std::string& key) {
 }
 
 // Past saturation: marked `sat`; a closed-loop row whose seed throughput grew by less than
-// half when the concurrency doubled; an open-loop row served at under 75 % of its rate (QPS
-// inf always). GuideLLM's throughput row too.
+// half when the concurrency doubled; an open-loop row (vLLM's QPS, GuideLLM's constant rate)
+// served at under 75 % of its rate (QPS inf always). GuideLLM's throughput row too.
 bool saturated(const Table& table, size_t i) {
   const Row& row = table.rows[i];
   if (row.load.count("sat") || row.load.count("throughput")) return true;
   const double rate = seed_cell(row, "req_s");
   if (auto it = row.load.find("qps"); it != row.load.end()) {
     return it->second == "inf" || rate < 0.75 * std::stod(it->second);
+  }
+  if (auto it = row.load.find("constant"); it != row.load.end()) {
+    return rate < 0.75 * std::stod(it->second);
   }
   if (row.load.count("c") && i > 0 && table.rows[i - 1].load.count("c")) {
     const char* key = std::isnan(seed_cell(row, "out_tok_s")) ? "req_s" : "out_tok_s";
