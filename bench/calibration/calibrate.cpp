@@ -347,7 +347,11 @@ int main_impl(int argc, char** argv) {
     if (!only.empty() && table.id != only) continue;
     TableFit fit;
     const std::string md = run_table(table, root, fit);
-    std::cout << md << std::flush;
+    if (write.empty()) {
+      std::cout << md << std::flush;
+    } else {
+      std::cout << table.title << ": " << fit.within << " of " << fit.rows << " rows\n";
+    }
     all << md;
     rows += fit.rows;
     within += fit.within;
