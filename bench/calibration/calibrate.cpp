@@ -146,31 +146,27 @@ Load load_of(const Row& row) {
 }
 
 double metric(const Metrics& m, const std::string& key) {
-  static const std::map<std::string, double Metrics::*> scalars = {
-      {"req_s", &Metrics::request_per_s},
-      {"out_tok_s", &Metrics::output_tokens_per_s},
-      {"total_tok_s", &Metrics::total_tokens_per_s},
-      {"concurrency", &Metrics::mean_concurrency},
-      {"duration_s", &Metrics::duration_s}};
-  if (auto it = scalars.find(key); it != scalars.end()) return m.*(it->second);
-  if (key == "completed") return static_cast<double>(m.completed);
-  if (key == "incomplete") return static_cast<double>(m.incomplete);
-  if (key == "mean_e2e_s") return m.e2e_ms.mean / 1e3;
-  static const std::map<std::string, Stat Metrics::*> stats = {
-      {"ttft", &Metrics::ttft_ms},
-      {"tpot", &Metrics::tpot_ms},
-      {"itl", &Metrics::itl_ms},
-      {"e2e", &Metrics::e2e_ms},
-      {"g_itl", &Metrics::guidellm_itl_ms},
-      {"g_tpot", &Metrics::guidellm_tpot_ms}};
+  const metrics::VllmMetrics& v = m.vllm;
+  const std::map<std::string, double> scalars = {{"req_s", v.request_throughput},
+                                                 {"out_tok_s", v.output_throughput},
+                                                 {"total_tok_s", v.total_token_throughput},
+                                                 {"concurrency", m.mean_concurrency},
+                                                 {"duration_s", v.duration_s},
+                                                 {"completed", static_cast<double>(v.completed)},
+                                                 {"incomplete", static_cast<double>(m.incomplete)},
+                                                 {"mean_e2e_s", v.e2el_ms.mean / 1e3}};
+  if (auto it = scalars.find(key); it != scalars.end()) return it->second;
+  const std::map<std::string, const metrics::Distribution*> stats = {
+      {"ttft", &v.ttft_ms}, {"tpot", &v.tpot_ms},          {"itl", &v.itl_ms},
+      {"e2e", &v.e2el_ms},  {"g_itl", &m.guidellm_itl_ms}, {"g_tpot", &m.guidellm_tpot_ms}};
   const auto us = key.find('_');
   if (us != std::string::npos) {
     const std::string which = key.substr(0, us);
     if (auto it = stats.find(key.substr(us + 1)); it != stats.end()) {
-      const Stat& s = m.*(it->second);
-      if (which == "mean") return s.mean;
-      if (which == "median") return s.median;
-      if (which == "p99") return s.p99;
+      const metrics::Distribution& d = *it->second;
+      if (which == "mean") return d.mean;
+      if (which == "median") return d.median;
+      if (which == "p99") return d.percentiles.empty() ? 0 : d.percentiles.front().second;
     }
   }
   throw std::runtime_error("unknown metric " + key);

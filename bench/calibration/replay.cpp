@@ -101,62 +101,46 @@ std::vector<FrontendRun> replay(sim::deploy::DeploymentModel& model,
   return runs;
 }
 
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double rank = p / 100.0 * static_cast<double>(values.size() - 1);
-  const size_t lo = static_cast<size_t>(rank);
-  const size_t hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (rank - static_cast<double>(lo)) * (values[hi] - values[lo]);
+namespace {
+
+metrics::Distribution guidellm_stat(std::vector<double> values) {
+  return metrics::summarize(std::move(values), {99});
 }
 
-namespace {
-Stat stat(const std::vector<double>& v) {
-  Stat s;
-  if (v.empty()) return s;
-  for (double x : v) s.mean += x;
-  s.mean /= static_cast<double>(v.size());
-  s.median = percentile(v, 50);
-  s.p99 = percentile(v, 99);
-  return s;
-}
 }  // namespace
 
+// vLLM's figures through servebench's own metrics part (the same code a real run reports with),
+// from records shaped as the client would have written them; GuideLLM's variants beside them.
 Metrics compute_metrics(const FrontendRun& run, int32_t input_tokens) {
-  Metrics m;
-  m.completed = static_cast<int64_t>(run.completed.size());
-  m.incomplete = run.incomplete;
-  m.duration_s = static_cast<double>(run.end_ns) / 1e9;
-  std::vector<double> ttft, tpot, itl, e2e, g_itl, g_tpot;
-  double output = 0, e2e_sum = 0;
+  std::vector<record::RequestRecord> records;
+  std::vector<double> g_itl, g_tpot;
+  double e2e_s = 0;
   for (const RequestResult& r : run.completed) {
-    const double t = static_cast<double>(r.first_ns - r.send_ns) / 1e6;
-    const double e = static_cast<double>(r.last_ns - r.send_ns) / 1e6;
-    ttft.push_back(t);
-    e2e.push_back(e);
-    e2e_sum += e;
-    output += r.tokens;
-    if (r.tokens > 1) {
-      tpot.push_back((e - t) / (r.tokens - 1));
-      g_itl.push_back((e - t) / (r.tokens - 1));
-    }
-    g_tpot.push_back((e - t) / r.tokens);
-    for (int64_t g : r.chunk_gaps_ns) itl.push_back(static_cast<double>(g) / 1e6);
+    record::RequestRecord rec;
+    rec.index = records.size();
+    rec.intended_ns = rec.sent_ns = r.send_ns;
+    rec.first_byte_ns = rec.first_token_ns = r.first_ns;
+    rec.last_token_ns = rec.done_ns = r.last_ns;
+    rec.chunk_ns.push_back(r.first_ns);
+    for (int64_t gap : r.chunk_gaps_ns) rec.chunk_ns.push_back(rec.chunk_ns.back() + gap);
+    rec.prompt_tokens = rec.server_prompt_tokens = input_tokens;
+    rec.expected_output_tokens = rec.server_completion_tokens = r.tokens;
+    rec.http_status = 200;
+    rec.success = true;
+    records.push_back(std::move(rec));
+    const double ttft = static_cast<double>(r.first_ns - r.send_ns) / 1e6;
+    const double e2e = static_cast<double>(r.last_ns - r.send_ns) / 1e6;
+    e2e_s += e2e / 1e3;
+    if (r.tokens > 1) g_itl.push_back((e2e - ttft) / (r.tokens - 1));
+    g_tpot.push_back((e2e - ttft) / r.tokens);
   }
-  if (m.duration_s > 0) {
-    m.request_per_s = static_cast<double>(m.completed) / m.duration_s;
-    m.output_tokens_per_s = output / m.duration_s;
-    m.total_tokens_per_s =
-        (output + static_cast<double>(input_tokens) * static_cast<double>(m.completed)) /
-        m.duration_s;
-    m.mean_concurrency = e2e_sum / 1e3 / m.duration_s;
-  }
-  m.ttft_ms = stat(ttft);
-  m.tpot_ms = stat(tpot);
-  m.itl_ms = stat(itl);
-  m.e2e_ms = stat(e2e);
-  m.guidellm_itl_ms = stat(g_itl);
-  m.guidellm_tpot_ms = stat(g_tpot);
+  Metrics m;
+  m.incomplete = run.incomplete;
+  const double duration_s = static_cast<double>(run.end_ns) / 1e9;
+  m.vllm = metrics::compute(records, duration_s, metrics::Options{}).vllm;
+  m.mean_concurrency = duration_s > 0 ? e2e_s / duration_s : 0;
+  m.guidellm_itl_ms = guidellm_stat(std::move(g_itl));
+  m.guidellm_tpot_ms = guidellm_stat(std::move(g_tpot));
   return m;
 }
 

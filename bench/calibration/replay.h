@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "metrics/metrics.h"
 #include "sim/deploy/deploy.h"
 
 namespace servebench::calibration {
@@ -49,28 +50,16 @@ struct FrontendRun {
 std::vector<FrontendRun> replay(sim::deploy::DeploymentModel& model,
                                 const std::vector<Load>& loads);
 
-struct Stat {
-  double mean = 0, median = 0, p99 = 0;
-};
-
-// vLLM's benchmark_serving metrics (calculate_metrics): TTFT from the request's send, TPOT =
-// (E2E − TTFT) / (tokens − 1) over requests with more than one token, ITL over chunk gaps,
-// rates over the run's duration (t0 to the last token); percentiles as numpy's (linear).
-// GuideLLM's variants beside them: its TPOT divides by the tokens, its ITL by tokens − 1.
+// vLLM's benchmark_serving figures as servebench's metrics part computes them (docs/metrics.md:
+// TTFT from the send, TPOT = (E2E − TTFT) / (tokens − 1), ITL over chunk gaps, rates over the
+// run's duration, numpy's percentiles), plus GuideLLM's variants: its ITL divides by
+// tokens − 1, its TPOT by the tokens; and the mean concurrency, Σ E2E / duration.
 struct Metrics {
-  int64_t completed = 0;
+  metrics::VllmMetrics vllm;
   int64_t incomplete = 0;
-  double duration_s = 0;
-  double request_per_s = 0;
-  double output_tokens_per_s = 0;
-  double total_tokens_per_s = 0;
-  double mean_concurrency = 0;  // Σ E2E / duration
-  Stat ttft_ms, tpot_ms, itl_ms, e2e_ms;
-  Stat guidellm_itl_ms, guidellm_tpot_ms;
+  double mean_concurrency = 0;
+  metrics::Distribution guidellm_itl_ms, guidellm_tpot_ms;
 };
 Metrics compute_metrics(const FrontendRun& run, int32_t input_tokens);
-
-// numpy.percentile's default (linear interpolation); 0 for no values.
-double percentile(std::vector<double> values, double p);
 
 }  // namespace servebench::calibration

@@ -170,7 +170,7 @@ void draw_chart(const ChartData& chart) {
 
   pladv(0);
   plschr(0, k);
-  plvpor(0.1, 0.97 - legend_width, 0.12, 0.9);
+  plvpor(0.1, 0.97 - legend_width, 0.12, chart.subtitle.empty() ? 0.9 : 0.86);
   plwind(chart.x_min, chart.x_max, 0, y_max);
 
   // Grid under everything, in light grey.
@@ -197,7 +197,11 @@ void draw_chart(const ChartData& chart) {
   plmtex("b", 3.0, 0.5, 0.5, plplot_text(chart.x_label).c_str());
   plmtex("l", y_label_offset, 0.5, 0.5, plplot_text(chart.y_label).c_str());
   plschr(0, 1.25 * k);
-  plmtex("t", 1.6, 0.5, 0.5, plplot_text(chart.title).c_str());
+  plmtex("t", chart.subtitle.empty() ? 1.6 : 2.4, 0.5, 0.5, plplot_text(chart.title).c_str());
+  if (!chart.subtitle.empty()) {
+    plschr(0, 0.8 * k);
+    plmtex("t", 1.0, 0.5, 0.5, plplot_text(chart.subtitle).c_str());
+  }
   plschr(0, k);
 
   const size_t n = chart.lines.size();
@@ -228,6 +232,14 @@ void draw_chart(const ChartData& chart) {
     }
     pllsty(1);
     if (line.markers) draw_markers(line, entry % kMarkerCount, chart.x_max - chart.x_min, y_max);
+    // Each point's load beside it (a throughput axis does not show which rate a point is).
+    plschr(0, 0.65 * k);
+    for (size_t j = 0; j < line.point_labels.size() && j < line.points.size(); ++j) {
+      const ChartPoint& p = line.points[j];
+      if (line.point_labels[j].empty() || !std::isfinite(p.y)) continue;
+      plptex(p.x, p.y + 0.035 * y_max, 1, 0, 0.5, plplot_text(line.point_labels[j]).c_str());
+    }
+    plschr(0, k);
   }
   plwidth(1);
 

@@ -83,6 +83,28 @@ TEST(GroupSeries, AutoResolvesToOneRule) {
   EXPECT_EQ(resolve_series_rule(with_deployment, input).kind, SeriesRule::Kind::kInput);
 }
 
+// Three ISL:OSL sweeps of one deployment: one line per label, as the tables group them (one
+// line per deployment would zig-zag through all three); both when both vary.
+TEST(GroupSeries, AutoFollowsTheLabelsLikeTheTables) {
+  auto run = [](const std::string& deployment, const std::string& label, int c) {
+    nlohmann::json r = {{"deployment", deployment}, {"label", label}, {"max_concurrency", c}};
+    return RunResult{label + ".json", "servebench", label, r};
+  };
+  std::vector<CompareInput> inputs = {{"sweeps", {}}};
+  for (const char* label : {"3000:150", "1000:1000", "500:1000"}) {
+    for (int c : {1, 8}) inputs[0].runs.push_back(run("dynamo-3p1d", label, c));
+  }
+  EXPECT_EQ(names_of(group_series(inputs, {})),
+            (std::vector<std::string>{"3000:150", "1000:1000", "500:1000"}));
+  for (const char* label : {"3000:150", "1000:1000", "500:1000"}) {
+    inputs[0].runs.push_back(run("vllm-4xtp4", label, 1));
+  }
+  const auto both = group_series(inputs, {});
+  ASSERT_EQ(both.size(), 6u);
+  EXPECT_EQ(both[0].name, "dynamo-3p1d · 3000:150");
+  EXPECT_EQ(both[5].name, "vllm-4xtp4 · 500:1000");
+}
+
 TEST(GroupSeries, ByAResultKeyAndMissingKeys) {
   const std::vector<CompareInput> inputs = {{"results", load_runs(testdata_path("results"))},
                                             {"seed000", seed000()[0].runs}};
