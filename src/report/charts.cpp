@@ -67,8 +67,13 @@ SeriesRule parse_series_rule(const std::string& text) {
 std::string name_without_load(const std::string& test_name) {
   static const std::regex kLoadSuffix(
       R"(^(.+?)[_-](qps|rate|concurrency|conc|c)[_-]?([0-9]+(\.[0-9]+)?|inf)$)", std::regex::icase);
+  // GuideLLM's benchmark names, as an imported report's runs are called
+  // ("benchmarks_constant@0.99").
+  static const std::regex kGuidellmSuffix(
+      R"(^(.+?)_(synchronous|throughput|(constant|poisson|concurrent)@[0-9.]+)$)");
   std::smatch m;
   if (std::regex_match(test_name, m, kLoadSuffix)) return m[1].str();
+  if (std::regex_match(test_name, m, kGuidellmSuffix)) return m[1].str();
   return test_name;
 }
 
@@ -262,7 +267,7 @@ std::string point_label(const RunResult& run, LoadAxis axis) {
 // "Model · deployments · prompts" of the runs drawn, each part's distinct values.
 std::string runs_subtitle(std::span<const Series> series) {
   std::vector<std::string> models, deployments;
-  std::set<double> prompts;
+  std::set<double> prompts, completed;
   auto add = [](std::vector<std::string>& to, const std::optional<std::string>& v) {
     if (v && !v->empty() && std::find(to.begin(), to.end(), *v) == to.end()) to.push_back(*v);
   };
@@ -272,10 +277,11 @@ std::string runs_subtitle(std::span<const Series> series) {
       auto deployment = key_text(*run, "deployment");
       if (!deployment) deployment = key_text(*run, "label");
       add(deployments, deployment);
-      if (const auto n = figure(*run, "num_prompts"))
+      if (const auto n = figure(*run, "num_prompts")) {
         prompts.insert(*n);
-      else if (const auto c = figure(*run, "completed"))
-        prompts.insert(*c);
+      } else if (const auto c = figure(*run, "completed")) {
+        completed.insert(*c);  // a timed benchmark (GuideLLM's) has no prompt count
+      }
     }
   }
   auto joined = [](const std::vector<std::string>& v, size_t most) {
@@ -286,13 +292,23 @@ std::string runs_subtitle(std::span<const Series> series) {
   };
   std::vector<std::string> parts;
   if (!models.empty()) parts.push_back("Model: " + joined(models, 2));
-  if (!deployments.empty()) parts.push_back("Deployment: " + joined(deployments, 3));
-  if (!prompts.empty()) {
-    const auto lo = static_cast<int64_t>(*prompts.begin());
-    const auto hi = static_cast<int64_t>(*prompts.rbegin());
-    parts.push_back(lo == hi ? fmt::format("{} prompts", lo)
-                             : fmt::format("{}-{} prompts", lo, hi));
+  // Deployments the legend already names (one series each) are not listed again.
+  std::set<std::string> series_names;
+  for (const Series& s : series) series_names.insert(s.name);
+  if (!deployments.empty() &&
+      std::set<std::string>(deployments.begin(), deployments.end()) == series_names) {
+    parts.push_back(fmt::format("{} deployments (legend)", deployments.size()));
+  } else if (!deployments.empty()) {
+    parts.push_back("Deployment: " + joined(deployments, 3));
   }
+  auto count = [&parts](const std::set<double>& n, const char* what) {
+    if (n.empty()) return;
+    const auto lo = static_cast<int64_t>(*n.begin()), hi = static_cast<int64_t>(*n.rbegin());
+    parts.push_back(lo == hi ? fmt::format("{} {}", lo, what)
+                             : fmt::format("{}-{} {}", lo, hi, what));
+  };
+  count(prompts, "prompts");
+  count(completed, "completed requests");
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : "  |  ") + p;
   return out;
@@ -324,6 +340,8 @@ LoadScale load_scale(const std::set<double>& finite_loads) {
   } else {
     step = scale.log ? std::log10(2.0) : std::max(1.0, std::fabs(hi));
   }
+  // Room for the tick: many close loads (two sweeps' rates interleaved) make a small step.
+  step = std::max(step, 0.15 * (x_hi - x_lo));
   scale.unlimited_x = x_hi + step;
   scale.synchronous_x = x_lo - step;
   return scale;
@@ -429,33 +447,38 @@ ChartData chart_data(std::span<const Series> series, ChartKind kind, ChartStat s
   chart.subtitle = runs_subtitle(series);
 
   if (kind.x == ChartX::kLoad) {
-    // A tick at every load measured, so the axis reads like the table, less those that would
-    // overlap their left neighbour (under 7 % of the axis apart; the largest load is kept).
-    std::vector<double> loads(finite_loads.begin(), finite_loads.end());
-    const double axis_span = x_hi > x_lo ? x_hi - x_lo : 1.0;
-    const double min_gap = 0.07 * axis_span;
-    if (any_synchronous) chart.x_ticks.push_back({scale.synchronous_x, "sync"});
-    for (size_t i = 0; i < loads.size(); ++i) {
-      const ChartTick tick{scale.x(loads[i]), load_text(loads[i], axis)};
-      const bool last = i + 1 == loads.size();
-      if (!chart.x_ticks.empty() && tick.x - chart.x_ticks.back().x < min_gap) {
-        if (!last || chart.x_ticks.size() == 1 + (any_synchronous ? 1 : 0)) continue;
-        chart.x_ticks.pop_back();  // the largest load wins over its neighbour
-      }
-      chart.x_ticks.push_back(tick);
-    }
+    // A tick at every load measured, so the axis reads like the table, less those whose text
+    // would run into their left neighbour's (a character takes ~1.4 % of the axis); the ends
+    // (sync, the largest load, inf) are kept over their neighbours.
+    std::vector<ChartTick> wanted;
+    if (any_synchronous) wanted.push_back({scale.synchronous_x, "sync"});
+    for (double load : finite_loads) wanted.push_back({scale.x(load), load_text(load, axis)});
     if (any_unlimited) {
-      chart.x_ticks.push_back(
+      wanted.push_back(
           {scale.unlimited_x, all_unlimited_throughput && axis == LoadAxis::kRequestRate
                                   ? "throughput"
                                   : load_text(kUnlimited, axis)});
+    }
+    const double axis_span = x_hi > x_lo ? 1.1 * (x_hi - x_lo) : 1.0;
+    auto too_close = [&](const ChartTick& a, const ChartTick& b) {
+      const double room =
+          (0.5 * static_cast<double>(a.text.size() + b.text.size()) + 1.5) * 0.014 * axis_span;
+      return b.x - a.x < room;
+    };
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const bool end = i + 1 == wanted.size();
+      if (!chart.x_ticks.empty() && too_close(chart.x_ticks.back(), wanted[i])) {
+        if (!end || chart.x_ticks.size() == 1) continue;
+        chart.x_ticks.pop_back();  // the last tick wins over its neighbour
+      }
+      chart.x_ticks.push_back(wanted[i]);
     }
     const double span = x_hi > x_lo ? x_hi - x_lo : 1.0;
     chart.x_min = x_lo - 0.05 * span;
     chart.x_max = x_hi + 0.05 * span;
   } else {
-    chart.x_min = 0;
     chart.x_max = x_hi > 0 ? x_hi * 1.08 : 1.0;
+    chart.x_min = -0.02 * chart.x_max;  // a point at ~0 (a synchronous run) stays in view
   }
   return chart;
 }

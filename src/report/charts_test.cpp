@@ -42,6 +42,9 @@ TEST(NameWithoutLoad, DropsTheLoadPartOnly) {
   EXPECT_EQ(name_without_load("replicas_c8"), "replicas");
   EXPECT_EQ(name_without_load("plain_run"), "plain_run");
   EXPECT_EQ(name_without_load("qps_4"), "qps_4");  // nothing would be left
+  EXPECT_EQ(name_without_load("benchmarks_constant@0.99"), "benchmarks");
+  EXPECT_EQ(name_without_load("benchmarks_synchronous"), "benchmarks");
+  EXPECT_EQ(name_without_load("noib_throughput"), "noib");
 }
 
 TEST(GroupSeries, AutoUsesTheDeploymentMetadata) {
@@ -176,8 +179,11 @@ TEST(ChartData, LatencyAgainstThroughputFollowsTheLoadOrder) {
   EXPECT_DOUBLE_EQ(no_ib.points[3].x, 910.144);
   EXPECT_DOUBLE_EQ(no_ib.points[3].y, 211.605);
   EXPECT_FALSE(no_ib.points[3].off_scale);  // inf's achieved throughput is a real x
-  EXPECT_EQ(chart.x_min, 0);
   EXPECT_NEAR(chart.x_max, 1780.36 * 1.08, 1e-9);  // the fastest: tp8_pp1 at inf, 1780.36 tok/s
+  EXPECT_NEAR(chart.x_min, -0.02 * chart.x_max, 1e-9);  // a point at ~0 stays in view
+  // Each point says which load it is.
+  EXPECT_EQ(no_ib.point_labels, (std::vector<std::string>{"@1", "@4", "@16", "@inf"}));
+  EXPECT_NE(chart.subtitle.find("prompts"), std::string::npos) << chart.subtitle;
 }
 
 TEST(ChartData, ConcurrencySweepTicksEveryConcurrency) {

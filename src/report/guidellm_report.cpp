@@ -76,27 +76,35 @@ std::string metadata_block(std::span<const RunResult> runs) {
   if (profile == "None") profile = runs.size() > 1 ? "sweep" : strategy_type(first);
   double input = 0, output = 0, completed = 0;
   for (const RunResult& r : runs) {
-    input += figure(r, "total_input_tokens").value_or(0);
-    output += figure(r, "total_output_tokens").value_or(0);
-    completed += figure(r, "completed").value_or(0);
+    const auto in = figure(r, "total_input_tokens"), out = figure(r, "total_output_tokens");
+    const auto n = figure(r, "completed");
+    if (!in || !out || !n) continue;
+    input += *in;
+    output += *out;
+    completed += *n;
   }
-  const std::string data = completed > 0 ? fmt::format("prompt_tokens={:.0f},output_tokens={:.0f}",
-                                                       input / completed, output / completed)
-                                         : std::string("None");
+  const std::string data = completed > 0
+                               ? fmt::format("'prompt_tokens={:.0f},output_tokens={:.0f}'",
+                                             input / completed, output / completed)
+                               : std::string("None");
+  // A string as Python's repr shows it in GuideLLM's block, or None.
+  auto quoted = [&first](std::initializer_list<const char*> keys) {
+    const std::string v = text_at(first.result, keys);
+    return v == "None" ? v : "'" + v + "'";
+  };
   std::string out = "Benchmarks Metadata:\n";
   out += "    Run id:" + text_at(first.result, {"guidellm", "run_id"}) + "\n";
   out += fmt::format("    Duration:{:.1f} seconds\n", duration);
   out += "    Profile:type=" + profile + ", strategies=[" + strategies +
-         "], max_concurrency=" + text_at(first.result, {"max_concurrency"}) + "\n";
+         "], max_concurrency=None\n";  // the sweep's own limit: servebench has none
   out += "    Args:max_number=" + text_at(first.result, {"servebench", "load", "max_requests"}) +
          ", max_duration=" + text_at(first.result, {"servebench", "load", "duration_s"}) + "\n";
-  out += "    Worker:backend_type='" + text_at(first.result, {"backend"}) + "' backend_target='" +
-         text_at(first.result, {"base_url"}) + "' backend_model='" +
-         text_at(first.result, {"model_id"}) + "'\n";
-  out += "    Request Loader:data='" + data + "' processor='" +
-         text_at(first.result, {"tokenizer_id"}) + "'\n";
-  out += "    Extras:tag=" + text_at(first.result, {"label"}) + ", metadata={'gpu_type': '" +
-         text_at(first.result, {"gpu_type"}) + "'}\n";
+  out += "    Worker:backend_type=" + quoted({"backend"}) +
+         " backend_target=" + quoted({"base_url"}) + " backend_model=" + quoted({"model_id"}) +
+         "\n";
+  out += "    Request Loader:data=" + data + " processor=" + quoted({"tokenizer_id"}) + "\n";
+  out += "    Extras:tag=" + quoted({"label"}) + ", metadata={'gpu_type': " + quoted({"gpu_type"}) +
+         "}\n";
   return out;
 }
 

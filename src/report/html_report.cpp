@@ -136,13 +136,14 @@ dl.meta dt { font-weight: bold; }
 dl.meta dd { margin: 0; }
 div.table { overflow-x: auto; max-width: 100%; border-right: 1px solid #dddddd; }
 table { border-collapse: collapse; font-size: 0.8em; }
-th, td { border: 1px solid #c8c8c8; padding: 3px 6px; white-space: nowrap; }
-th { background: #eef3f8; white-space: normal; min-width: 4.5em; vertical-align: bottom; }
-th:first-child, td:first-child { position: sticky; left: 0; background: #ffffff;
+th, td { border: 1px solid #c8c8c8; padding: 3px 5px; white-space: nowrap; }
+th { background: #eef3f8; white-space: normal; vertical-align: bottom; }
+th:first-child, td:first-child { position: sticky; left: 0; background: #ffffff; white-space: nowrap;
                                  box-shadow: 1px 0 0 #c8c8c8; }
 th:first-child { background: #eef3f8; }
 tbody tr:nth-child(even) td:first-child { background: #f7f7f7; }
 tbody tr:nth-child(even) { background: #f7f7f7; }
+td.left { white-space: normal; min-width: 6em; }
 td.right { text-align: right; font-variant-numeric: tabular-nums; }
 td.center { text-align: center; font-variant-numeric: tabular-nums; }
 div.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr));
@@ -218,16 +219,20 @@ std::string html_report(std::span<const CompareInput> inputs, const SeriesRule& 
     const std::string svg = render_charts(one, ImageFormat::kSvg);
     html += "<figure id=\"chart-" + name + "\">\n" +
             inline_svg(svg, "c" + std::to_string(drawn) + "-") + "\n";
-    bool off_scale = false;
-    for (const ChartLine& line : chart.lines) {
-      for (const ChartPoint& p : line.points) off_scale = off_scale || p.off_scale;
+    bool synchronous = false, unlimited = false;
+    for (const ChartTick& t : chart.x_ticks) {
+      synchronous = synchronous || t.text == "sync";
+      unlimited = unlimited || t.text == "inf" || t.text == "unlimited" || t.text == "throughput";
     }
-    if (off_scale) {
-      html +=
-          "<figcaption>Dashed: to the unlimited load (\"inf\", GuideLLM's \"throughput\"), "
-          "drawn one step past the largest measured load, and from a synchronous run "
-          "(\"sync\": one request at a time), one step before the smallest.</figcaption>\n";
+    std::string caption;
+    if (unlimited) {
+      caption = "Dashed: to the unlimited load, drawn one step past the largest measured load";
     }
+    if (synchronous) {
+      caption += std::string(caption.empty() ? "Dashed: " : "; ") +
+                 "from the synchronous run (one request at a time), one step before the smallest";
+    }
+    if (!caption.empty()) html += "<figcaption>" + escape(caption) + ".</figcaption>\n";
     html += "</figure>\n";
     ++drawn;
   }
