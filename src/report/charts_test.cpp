@@ -178,7 +178,7 @@ TEST(ChartData, LatencyAgainstThroughputFollowsTheLoadOrder) {
   EXPECT_DOUBLE_EQ(no_ib.points[0].x, 197.96);
   EXPECT_DOUBLE_EQ(no_ib.points[3].x, 910.144);
   EXPECT_DOUBLE_EQ(no_ib.points[3].y, 211.605);
-  EXPECT_FALSE(no_ib.points[3].off_scale);  // inf's achieved throughput is a real x
+  EXPECT_FALSE(no_ib.points[3].off_scale);         // inf's achieved throughput is a real x
   EXPECT_NEAR(chart.x_max, 1780.36 * 1.08, 1e-9);  // the fastest: tp8_pp1 at inf, 1780.36 tok/s
   EXPECT_NEAR(chart.x_min, -0.02 * chart.x_max, 1e-9);  // a point at ~0 stays in view
   // Each point says which load it is.
