@@ -170,7 +170,7 @@ void draw_chart(const ChartData& chart) {
 
   pladv(0);
   plschr(0, k);
-  plvpor(0.1, 0.97 - legend_width, 0.12, 0.9);
+  plvpor(0.1, 0.97 - legend_width, 0.12, chart.subtitle.empty() ? 0.9 : 0.86);
   plwind(chart.x_min, chart.x_max, 0, y_max);
 
   // Grid under everything, in light grey.
@@ -197,9 +197,22 @@ void draw_chart(const ChartData& chart) {
   plmtex("b", 3.0, 0.5, 0.5, plplot_text(chart.x_label).c_str());
   plmtex("l", y_label_offset, 0.5, 0.5, plplot_text(chart.y_label).c_str());
   plschr(0, 1.25 * k);
-  plmtex("t", 1.6, 0.5, 0.5, plplot_text(chart.title).c_str());
+  plmtex("t", chart.subtitle.empty() ? 1.6 : 2.4, 0.5, 0.5, plplot_text(chart.title).c_str());
+  if (!chart.subtitle.empty()) {
+    // Centred on the page, not over the plot: it may be longer than the plot is wide.
+    plschr(0, 0.8 * k);
+    const double plot_right = 0.97 - legend_width;
+    plmtex("t", 1.0, (0.5 - 0.1) / (plot_right - 0.1), 0.5, plplot_text(chart.subtitle).c_str());
+  }
   plschr(0, k);
 
+  struct LabelBox {
+    double x0, x1, y0, y1;
+    bool overlaps(const LabelBox& o) const {
+      return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1;
+    }
+  };
+  std::vector<LabelBox> drawn_labels;
   const size_t n = chart.lines.size();
   std::vector<int> opts(n, PL_LEGEND_LINE | PL_LEGEND_SYMBOL), colors(n), styles(n, 1),
       symbol_counts(n, 1), no_box(n, 0);
@@ -228,6 +241,28 @@ void draw_chart(const ChartData& chart) {
     }
     pllsty(1);
     if (line.markers) draw_markers(line, entry % kMarkerCount, chart.x_max - chart.x_min, y_max);
+    // Each point's load beside it (a throughput axis does not show which rate a point is).
+    plschr(0, 0.65 * k);
+    for (size_t j = 0; j < line.point_labels.size() && j < line.points.size(); ++j) {
+      const ChartPoint& p = line.points[j];
+      const std::string& text = line.point_labels[j];
+      if (text.empty() || !std::isfinite(p.y)) continue;
+      // Beside the marker, toward the middle of the plot, so that it stays inside it; not over
+      // a label already drawn (points crowd where a sweep saturates).
+      const double span = chart.x_max - chart.x_min;
+      const bool left_half = p.x < chart.x_min + 0.7 * span;
+      const double width = 0.011 * span * static_cast<double>(text.size());
+      const double x = p.x + (left_half ? 0.015 : -0.015) * span;
+      const LabelBox box{left_half ? x : x - width, left_half ? x + width : x, p.y + 0.025 * y_max,
+                         p.y + 0.075 * y_max};
+      if (std::any_of(drawn_labels.begin(), drawn_labels.end(),
+                      [&](const LabelBox& b) { return b.overlaps(box); })) {
+        continue;
+      }
+      drawn_labels.push_back(box);
+      plptex(x, p.y + 0.045 * y_max, 1, 0, left_half ? 0.0 : 1.0, plplot_text(text).c_str());
+    }
+    plschr(0, k);
   }
   plwidth(1);
 

@@ -67,18 +67,39 @@ SeriesRule parse_series_rule(const std::string& text) {
 std::string name_without_load(const std::string& test_name) {
   static const std::regex kLoadSuffix(
       R"(^(.+?)[_-](qps|rate|concurrency|conc|c)[_-]?([0-9]+(\.[0-9]+)?|inf)$)", std::regex::icase);
+  // GuideLLM's benchmark names, as an imported report's runs are called
+  // ("benchmarks_constant@0.99").
+  static const std::regex kGuidellmSuffix(
+      R"(^(.+?)_(synchronous|throughput|(constant|poisson|concurrent)@[0-9.]+)$)");
   std::smatch m;
   if (std::regex_match(test_name, m, kLoadSuffix)) return m[1].str();
+  if (std::regex_match(test_name, m, kGuidellmSuffix)) return m[1].str();
   return test_name;
 }
 
 SeriesRule resolve_series_rule(std::span<const CompareInput> inputs, const SeriesRule& rule) {
   if (rule.kind != SeriesRule::Kind::kAuto) return rule;
-  bool every_run_has_deployment = true;
+  // The tables make one block per label (seed 004's layout): series follow them, so that three
+  // ISL:OSL sweeps of one deployment are three lines, not one zig-zag. "deployment" serves when
+  // it tells more runs apart than the labels do, or when labels are missing.
+  bool every_run_has_deployment = true, every_run_has_label = true;
+  std::set<std::string> deployments, labels;
   for (const CompareInput& input : inputs) {
     for (const RunResult& run : input.runs) {
-      every_run_has_deployment = every_run_has_deployment && key_text(run, "deployment");
+      const auto deployment = key_text(run, "deployment");
+      const auto label = key_text(run, "label");
+      every_run_has_deployment = every_run_has_deployment && deployment;
+      every_run_has_label = every_run_has_label && label && !label->empty();
+      if (deployment) deployments.insert(*deployment);
+      if (label) labels.insert(*label);
     }
+  }
+  if (every_run_has_label && every_run_has_deployment && labels.size() > 1 &&
+      deployments.size() > 1 && labels.size() != deployments.size()) {
+    return {SeriesRule::Kind::kKey, "deployment+label"};  // both vary: one line per pair
+  }
+  if (every_run_has_label && (!every_run_has_deployment || labels.size() >= deployments.size())) {
+    return {SeriesRule::Kind::kKey, "label"};
   }
   if (every_run_has_deployment) return {SeriesRule::Kind::kKey, "deployment"};
   return {inputs.size() > 1 ? SeriesRule::Kind::kInput : SeriesRule::Kind::kName, ""};
@@ -99,7 +120,12 @@ std::vector<Series> group_series(std::span<const CompareInput> inputs, const Ser
           name = name_without_load(run.test_name);
           break;
         default:
-          name = key_text(run, effective.key).value_or("n/a");
+          if (const size_t plus = effective.key.find('+'); plus != std::string::npos) {
+            name = key_text(run, effective.key.substr(0, plus)).value_or("n/a") + " · " +
+                   key_text(run, effective.key.substr(plus + 1)).value_or("n/a");
+          } else {
+            name = key_text(run, effective.key).value_or("n/a");
+          }
       }
       const auto [it, added] = index_of.emplace(name, out.size());
       if (added) out.push_back({name, {}});
@@ -187,17 +213,114 @@ std::string load_label(LoadAxis axis) {
   return axis == LoadAxis::kRequestRate ? "Request rate (req/s)" : "Max concurrency (requests)";
 }
 
+// A load on a tick: at most three significant digits (a sweep's rates are 10.562029570819835
+// and the like), no exponent.
+std::string tick_number(double load) {
+  if (std::fabs(load) >= 100) return fmt::format("{:.0f}", load);
+  std::string s = fmt::format("{:.3g}", load);
+  if (s.find('e') != std::string::npos) s = fmt::format("{:.3f}", load);
+  return s;
+}
+
+constexpr double kSynchronous = -std::numeric_limits<double>::infinity();
+
 std::string load_text(double load, LoadAxis axis) {
+  if (load == kSynchronous) return "sync";
   if (std::isinf(load)) return axis == LoadAxis::kRequestRate ? "inf" : "unlimited";
-  return text::python_g(load);
+  return tick_number(load);
+}
+
+// GuideLLM's sweeps and `run --profile` name their benchmarks; an imported report keeps its own.
+std::string benchmark_name(const RunResult& run) {
+  if (const auto it = run.result.find("guidellm_strategy");
+      it != run.result.end() && it->is_string())
+    return it->get<std::string>();
+  const json* j = &run.result;
+  for (const char* key : {"servebench", "load", "benchmark"}) {
+    if (!j->is_object() || !j->contains(key)) return "";
+    j = &(*j)[key];
+  }
+  return j->is_string() ? j->get<std::string>() : "";
+}
+
+// Where a run goes on the load axis: its load, or on a rate axis kSynchronous for one request at
+// a time (rate inf and concurrency 1: GuideLLM's synchronous), which is the lightest load, not
+// the heaviest.
+double placed_load(const RunResult& run, LoadAxis axis) {
+  const double load = load_of(run, axis);
+  if (axis == LoadAxis::kRequestRate && std::isinf(load) &&
+      load_of(run, LoadAxis::kMaxConcurrency) == 1) {
+    return kSynchronous;
+  }
+  return load;
+}
+
+// The point's label on a throughput axis.
+std::string point_label(const RunResult& run, LoadAxis axis) {
+  const double load = placed_load(run, axis);
+  if (load == kSynchronous) return "sync";
+  if (std::isinf(load) && benchmark_name(run) == "throughput") return "throughput";
+  if (axis == LoadAxis::kMaxConcurrency) return "c=" + load_text(load, axis);
+  return "@" + load_text(load, axis);
+}
+
+// "Model · deployments · prompts" of the runs drawn, each part's distinct values.
+std::string runs_subtitle(std::span<const Series> series) {
+  std::vector<std::string> models, deployments;
+  std::set<double> prompts, completed;
+  auto add = [](std::vector<std::string>& to, const std::optional<std::string>& v) {
+    if (v && !v->empty() && std::find(to.begin(), to.end(), *v) == to.end()) to.push_back(*v);
+  };
+  for (const Series& s : series) {
+    for (const RunResult* run : s.runs) {
+      add(models, key_text(*run, "model_id"));
+      auto deployment = key_text(*run, "deployment");
+      if (!deployment) deployment = key_text(*run, "label");
+      add(deployments, deployment);
+      if (const auto n = figure(*run, "num_prompts")) {
+        prompts.insert(*n);
+      } else if (const auto c = figure(*run, "completed")) {
+        completed.insert(*c);  // a timed benchmark (GuideLLM's) has no prompt count
+      }
+    }
+  }
+  auto joined = [](const std::vector<std::string>& v, size_t most) {
+    std::string out;
+    for (size_t i = 0; i < v.size() && i < most; ++i) out += (i ? ", " : "") + v[i];
+    if (v.size() > most) out += fmt::format(" and {} more", v.size() - most);
+    return out;
+  };
+  std::vector<std::string> parts;
+  if (!models.empty()) parts.push_back("Model: " + joined(models, 2));
+  // Deployments the legend already names (one series each) are not listed again.
+  std::set<std::string> series_names;
+  for (const Series& s : series) series_names.insert(s.name);
+  if (!deployments.empty() &&
+      std::set<std::string>(deployments.begin(), deployments.end()) == series_names) {
+    parts.push_back(fmt::format("{} deployments (legend)", deployments.size()));
+  } else if (!deployments.empty()) {
+    parts.push_back("Deployment: " + joined(deployments, 3));
+  }
+  auto count = [&parts](const std::set<double>& n, const char* what) {
+    if (n.empty()) return;
+    const auto lo = static_cast<int64_t>(*n.begin()), hi = static_cast<int64_t>(*n.rbegin());
+    parts.push_back(lo == hi ? fmt::format("{} {}", lo, what)
+                             : fmt::format("{}-{} {}", lo, hi, what));
+  };
+  count(prompts, "prompts");
+  count(completed, "completed requests");
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "  |  ") + p;
+  return out;
 }
 
 // Where loads go on the x axis: a log scale when they span 4x or more (sweeps double or
 // quadruple the load), linear otherwise; unlimited one step beyond the largest finite load.
 struct LoadScale {
   bool log = false;
-  double unlimited_x = 0;
+  double unlimited_x = 0, synchronous_x = 0;
   double x(double load) const {
+    if (load == kSynchronous) return synchronous_x;
     if (std::isinf(load)) return unlimited_x;
     return log ? std::log10(load) : load;
   }
@@ -217,7 +340,10 @@ LoadScale load_scale(const std::set<double>& finite_loads) {
   } else {
     step = scale.log ? std::log10(2.0) : std::max(1.0, std::fabs(hi));
   }
+  // Room for the tick: many close loads (two sweeps' rates interleaved) make a small step.
+  step = std::max(step, 0.15 * (x_hi - x_lo));
   scale.unlimited_x = x_hi + step;
+  scale.synchronous_x = x_lo - step;
   return scale;
 }
 
@@ -271,18 +397,20 @@ ChartData chart_data(std::span<const Series> series, ChartKind kind, ChartStat s
   // Points as (load, x, y); x is the load itself until the scale is known.
   struct Raw {
     double load, x, y;
+    std::string label;
   };
   std::vector<std::vector<Raw>> raw(series.size());
   std::set<double> finite_loads;
   for (size_t i = 0; i < series.size(); ++i) {
     for (const RunResult* run : series[i].runs) {
       const auto y = figure(*run, y_key);
-      const double load = load_of(*run, axis);
+      const double load = placed_load(*run, axis);
       std::optional<double> x = load;
       if (kind.x == ChartX::kOutputThroughput) x = figure(*run, "output_throughput");
       if (!y || !x || !std::isfinite(*y) || std::isnan(*x)) continue;
       if (kind.x == ChartX::kOutputThroughput && !std::isfinite(*x)) continue;
-      raw[i].push_back({load, *x, *y});
+      raw[i].push_back(
+          {load, *x, *y, kind.x == ChartX::kOutputThroughput ? point_label(*run, axis) : ""});
       if (std::isfinite(load)) finite_loads.insert(load);
     }
     std::stable_sort(raw[i].begin(), raw[i].end(),
@@ -290,7 +418,7 @@ ChartData chart_data(std::span<const Series> series, ChartKind kind, ChartStat s
   }
 
   double x_lo = kUnlimited, x_hi = -kUnlimited;
-  bool any_unlimited = false;
+  bool any_unlimited = false, any_synchronous = false, all_unlimited_throughput = true;
   const LoadScale scale = load_scale(finite_loads);
   for (size_t i = 0; i < series.size(); ++i) {
     if (raw[i].empty()) continue;
@@ -300,32 +428,57 @@ ChartData chart_data(std::span<const Series> series, ChartKind kind, ChartStat s
       const double x = kind.x == ChartX::kLoad ? scale.x(r.load) : r.x;
       const bool off_scale = kind.x == ChartX::kLoad && std::isinf(r.load);
       line.points.push_back({x, r.y, off_scale});
-      any_unlimited = any_unlimited || off_scale;
+      if (!r.label.empty()) line.point_labels.push_back(r.label);
+      any_unlimited = any_unlimited || (off_scale && r.load > 0);
+      any_synchronous = any_synchronous || (off_scale && r.load < 0);
       x_lo = std::min(x_lo, x);
       x_hi = std::max(x_hi, x);
     }
     chart.lines.push_back(std::move(line));
   }
-  if (chart.lines.empty()) return chart;
-
-  if (kind.x == ChartX::kLoad) {
-    // A tick at every load measured (thinned past a dozen), so the axis reads like the table.
-    std::vector<double> loads(finite_loads.begin(), finite_loads.end());
-    const size_t every = (loads.size() + 11) / 12;
-    for (size_t i = 0; i < loads.size(); ++i) {
-      if (i % every == 0 || i + 1 == loads.size()) {
-        chart.x_ticks.push_back({scale.x(loads[i]), load_text(loads[i], axis)});
+  for (const Series& s : series) {
+    for (const RunResult* run : s.runs) {
+      if (placed_load(*run, axis) == kUnlimited && benchmark_name(*run) != "throughput") {
+        all_unlimited_throughput = false;
       }
     }
+  }
+  if (chart.lines.empty()) return chart;
+  chart.subtitle = runs_subtitle(series);
+
+  if (kind.x == ChartX::kLoad) {
+    // A tick at every load measured, so the axis reads like the table, less those whose text
+    // would run into their left neighbour's (a character takes ~1.4 % of the axis); the ends
+    // (sync, the largest load, inf) are kept over their neighbours.
+    std::vector<ChartTick> wanted;
+    if (any_synchronous) wanted.push_back({scale.synchronous_x, "sync"});
+    for (double load : finite_loads) wanted.push_back({scale.x(load), load_text(load, axis)});
     if (any_unlimited) {
-      chart.x_ticks.push_back({scale.unlimited_x, load_text(kUnlimited, axis)});
+      wanted.push_back(
+          {scale.unlimited_x, all_unlimited_throughput && axis == LoadAxis::kRequestRate
+                                  ? "throughput"
+                                  : load_text(kUnlimited, axis)});
+    }
+    const double axis_span = x_hi > x_lo ? 1.1 * (x_hi - x_lo) : 1.0;
+    auto too_close = [&](const ChartTick& a, const ChartTick& b) {
+      const double room =
+          (0.5 * static_cast<double>(a.text.size() + b.text.size()) + 1.5) * 0.014 * axis_span;
+      return b.x - a.x < room;
+    };
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const bool end = i + 1 == wanted.size();
+      if (!chart.x_ticks.empty() && too_close(chart.x_ticks.back(), wanted[i])) {
+        if (!end || chart.x_ticks.size() == 1) continue;
+        chart.x_ticks.pop_back();  // the last tick wins over its neighbour
+      }
+      chart.x_ticks.push_back(wanted[i]);
     }
     const double span = x_hi > x_lo ? x_hi - x_lo : 1.0;
     chart.x_min = x_lo - 0.05 * span;
     chart.x_max = x_hi + 0.05 * span;
   } else {
-    chart.x_min = 0;
     chart.x_max = x_hi > 0 ? x_hi * 1.08 : 1.0;
+    chart.x_min = -0.02 * chart.x_max;  // a point at ~0 (a synchronous run) stays in view
   }
   return chart;
 }

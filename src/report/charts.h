@@ -17,8 +17,10 @@ namespace servebench::report {
 
 // How runs are grouped into series, one line each: by the result key `key` (a `--metadata`
 // key such as "deployment", or vLLM's "label"), by input argument, or by test name less its
-// load suffix ("tp4_pp2_IB_qps_16" -> "tp4_pp2_IB"). kAuto: "deployment" when every run has
-// it, else by input when there are several, else by name.
+// load suffix ("tp4_pp2_IB_qps_16" -> "tp4_pp2_IB"). kAuto: "label" when every run has one
+// (as the tables group), unless "deployment" tells more runs apart; both ("deployment+label",
+// a series "dep · label") when both vary otherwise; "deployment" when every run has it; else by
+// input when there are several, else by name.
 struct SeriesRule {
   enum class Kind { kAuto, kInput, kName, kKey };
   Kind kind = Kind::kAuto;
@@ -61,7 +63,11 @@ const char* chart_stat_name(ChartStat stat);
 
 // What one chart shows, ready to draw: points in plot coordinates. On a load axis, loads are
 // placed on a log scale when they span 4x or more; an unlimited load sits one step right of the
-// largest finite one, ticked "inf" (rate) or "unlimited" (concurrency), joined by a dashed line.
+// largest finite one, ticked "inf" (rate; "throughput" for a GuideLLM-style throughput
+// benchmark) or "unlimited" (concurrency), joined by a dashed line; on a rate axis a synchronous
+// run (one request at a time) sits one step left of the smallest, ticked "sync". Ticks carry at
+// most three significant digits and are thinned where they would overlap. On a throughput axis
+// each point is labelled with its load ("@16", "sync", "c=8").
 struct ChartPoint {
   double x = 0, y = 0;
   bool off_scale = false;  // an unlimited load placed past the largest: reached by a dashed line
@@ -69,6 +75,8 @@ struct ChartPoint {
 struct ChartLine {
   std::string name;
   std::vector<ChartPoint> points;  // by load, then input order
+  // Drawn beside each point (empty: none): its load, on a throughput axis ("@16", "sync").
+  std::vector<std::string> point_labels;
   // Timelines draw hundreds of points: no markers; a second statistic of a run (p99 beside
   // p50) dashed in the run's colour; a NaN y is a gap (a window without samples).
   bool markers = true;
@@ -82,6 +90,7 @@ struct ChartTick {
 struct ChartData {
   std::string slug;  // the kind's name, e.g. "ttft" or "tpot-vs-throughput"
   std::string title, x_label, y_label;
+  std::string subtitle;            // what the runs are: model, deployments, prompts
   std::string y_key;               // the result key plotted, e.g. "mean_ttft_ms"
   std::vector<ChartLine> lines;    // runs without the figure are left out; empty lines dropped
   std::vector<ChartTick> x_ticks;  // empty: the axis is numeric, ticked by PLplot

@@ -42,6 +42,9 @@ TEST(NameWithoutLoad, DropsTheLoadPartOnly) {
   EXPECT_EQ(name_without_load("replicas_c8"), "replicas");
   EXPECT_EQ(name_without_load("plain_run"), "plain_run");
   EXPECT_EQ(name_without_load("qps_4"), "qps_4");  // nothing would be left
+  EXPECT_EQ(name_without_load("benchmarks_constant@0.99"), "benchmarks");
+  EXPECT_EQ(name_without_load("benchmarks_synchronous"), "benchmarks");
+  EXPECT_EQ(name_without_load("noib_throughput"), "noib");
 }
 
 TEST(GroupSeries, AutoUsesTheDeploymentMetadata) {
@@ -81,6 +84,28 @@ TEST(GroupSeries, AutoResolvesToOneRule) {
   EXPECT_EQ(rule.key, "deployment");
   const SeriesRule input = parse_series_rule("input");
   EXPECT_EQ(resolve_series_rule(with_deployment, input).kind, SeriesRule::Kind::kInput);
+}
+
+// Three ISL:OSL sweeps of one deployment: one line per label, as the tables group them (one
+// line per deployment would zig-zag through all three); both when both vary.
+TEST(GroupSeries, AutoFollowsTheLabelsLikeTheTables) {
+  auto run = [](const std::string& deployment, const std::string& label, int c) {
+    nlohmann::json r = {{"deployment", deployment}, {"label", label}, {"max_concurrency", c}};
+    return RunResult{label + ".json", "servebench", label, r};
+  };
+  std::vector<CompareInput> inputs = {{"sweeps", {}}};
+  for (const char* label : {"3000:150", "1000:1000", "500:1000"}) {
+    for (int c : {1, 8}) inputs[0].runs.push_back(run("dynamo-3p1d", label, c));
+  }
+  EXPECT_EQ(names_of(group_series(inputs, {})),
+            (std::vector<std::string>{"3000:150", "1000:1000", "500:1000"}));
+  for (const char* label : {"3000:150", "1000:1000", "500:1000"}) {
+    inputs[0].runs.push_back(run("vllm-4xtp4", label, 1));
+  }
+  const auto both = group_series(inputs, {});
+  ASSERT_EQ(both.size(), 6u);
+  EXPECT_EQ(both[0].name, "dynamo-3p1d · 3000:150");
+  EXPECT_EQ(both[5].name, "vllm-4xtp4 · 500:1000");
 }
 
 TEST(GroupSeries, ByAResultKeyAndMissingKeys) {
@@ -153,9 +178,12 @@ TEST(ChartData, LatencyAgainstThroughputFollowsTheLoadOrder) {
   EXPECT_DOUBLE_EQ(no_ib.points[0].x, 197.96);
   EXPECT_DOUBLE_EQ(no_ib.points[3].x, 910.144);
   EXPECT_DOUBLE_EQ(no_ib.points[3].y, 211.605);
-  EXPECT_FALSE(no_ib.points[3].off_scale);  // inf's achieved throughput is a real x
-  EXPECT_EQ(chart.x_min, 0);
+  EXPECT_FALSE(no_ib.points[3].off_scale);         // inf's achieved throughput is a real x
   EXPECT_NEAR(chart.x_max, 1780.36 * 1.08, 1e-9);  // the fastest: tp8_pp1 at inf, 1780.36 tok/s
+  EXPECT_NEAR(chart.x_min, -0.02 * chart.x_max, 1e-9);  // a point at ~0 stays in view
+  // Each point says which load it is.
+  EXPECT_EQ(no_ib.point_labels, (std::vector<std::string>{"@1", "@4", "@16", "@inf"}));
+  EXPECT_NE(chart.subtitle.find("prompts"), std::string::npos) << chart.subtitle;
 }
 
 TEST(ChartData, ConcurrencySweepTicksEveryConcurrency) {

@@ -19,6 +19,37 @@ struct MatchedRow {
   std::vector<const RunResult*> runs;  // one per input, nullptr where the input has no such test
 };
 
+// A GuideLLM-style benchmark's own name (`run --profile sweep` names its files after vLLM's,
+// "openai-10.562029570819835qps-…", but each benchmark "constant@10.56"), or "".
+std::string benchmark_name(const RunResult& run) {
+  const json* j = &run.result;
+  for (const char* key : {"servebench", "load", "benchmark"}) {
+    if (!j->is_object() || !j->contains(key)) return "";
+    j = &(*j)[key];
+  }
+  return j->is_string() ? j->get<std::string>() : "";
+}
+
+// What a row is called: the first run's test name; for benchmarks of sweeps, the benchmarks'
+// names, both when the inputs differ (two sweeps matched by position: constant@0.99 /
+// constant@0.93).
+std::string row_name(const std::vector<const RunResult*>& runs) {
+  std::vector<std::string> names;
+  std::string first;
+  for (const RunResult* r : runs) {
+    if (!r) continue;
+    if (first.empty()) first = r->test_name;
+    const std::string name = benchmark_name(*r);
+    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) {
+      names.push_back(name);
+    }
+  }
+  if (names.empty()) return first;
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " / ") + n;
+  return out;
+}
+
 std::vector<MatchedRow> match_runs(std::span<const CompareInput> inputs, CompareMatch match) {
   std::vector<MatchedRow> rows;
   const bool single_runs = std::all_of(inputs.begin(), inputs.end(),
@@ -31,8 +62,8 @@ std::vector<MatchedRow> match_runs(std::span<const CompareInput> inputs, Compare
       MatchedRow row;
       for (const CompareInput& in : inputs) {
         row.runs.push_back(i < in.runs.size() ? &in.runs[i] : nullptr);
-        if (row.test_name.empty() && row.runs.back()) row.test_name = row.runs.back()->test_name;
       }
+      row.test_name = row_name(row.runs);
       rows.push_back(std::move(row));
     }
     return rows;
@@ -52,6 +83,7 @@ std::vector<MatchedRow> match_runs(std::span<const CompareInput> inputs, Compare
                                    [&](const RunResult& r) { return r.test_name == name; });
       row.runs.push_back(it == in.runs.end() ? nullptr : &*it);
     }
+    row.test_name = row_name(row.runs);
     rows.push_back(std::move(row));
   }
   return rows;

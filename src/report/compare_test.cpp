@@ -80,5 +80,27 @@ TEST(CompareRuns, DefaultMetricsSkipFiguresNobodyHas) {
   EXPECT_FALSE(first["delta"].contains("no_ib"));
 }
 
+// `run --profile sweep` names its files after vLLM's ("openai-0.9876qps-…"), its benchmarks
+// "constant@0.99": rows say the benchmark, and both names when two sweeps differ by position.
+TEST(CompareRuns, RowsOfSweepsAreNamedByTheirBenchmarks) {
+  auto run = [](const std::string& stem, const std::string& benchmark, double completed) {
+    json result = {{"completed", completed},
+                   {"servebench", {{"load", {{"benchmark", benchmark}}}}}};
+    return RunResult{stem + ".json", "servebench", stem, result};
+  };
+  const std::vector<CompareInput> inputs = {
+      {"noib", {run("openai-0.9876qps-servebench-sim-a", "constant@0.99", 11)}},
+      {"ib", {run("openai-0.9321qps-servebench-sim-b", "constant@0.93", 11)}}};
+  const std::string csv =
+      compare_runs(inputs, {"completed"}, CompareMatch::kByOrder, CompareFormat::kCsv);
+  EXPECT_EQ(lines_of(csv)[1].rfind("constant@0.99 / constant@0.93,completed,", 0), 0u) << csv;
+  const std::vector<CompareInput> same = {{"a", {run("x-1", "throughput", 1)}},
+                                          {"b", {run("x-2", "throughput", 2)}}};
+  EXPECT_EQ(
+      lines_of(compare_runs(same, {"completed"}, CompareMatch::kByOrder, CompareFormat::kCsv))[1]
+          .rfind("throughput,completed,", 0),
+      0u);
+}
+
 }  // namespace
 }  // namespace servebench::report

@@ -1,6 +1,7 @@
 // The HTML report: one self-contained page (inline CSS and SVG, no scripts, no external URLs) with
 // the runs' metadata, the seed tables and the charts. The tables are the markdown layouts of
 // tables.cpp turned into HTML, so both always show the same columns and numbers.
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -98,6 +99,32 @@ std::string distinct_values(std::span<const CompareInput> inputs, const std::str
   return out.empty() ? "n/a" : out;
 }
 
+// The runs' dates ("%Y%m%d-%H%M%S") as a range, "2026-11-23 17:34:43 to 18:02:10 (12 runs)",
+// not every run's stamp.
+std::string date_range(std::span<const CompareInput> inputs) {
+  std::vector<std::string> dates;
+  for (const CompareInput& input : inputs) {
+    for (const RunResult& run : input.runs) {
+      const auto it = run.result.find("date");
+      if (it != run.result.end() && it->is_string()) dates.push_back(it->get<std::string>());
+    }
+  }
+  if (dates.empty()) return "n/a";
+  std::sort(dates.begin(), dates.end());
+  auto readable = [](const std::string& d, bool with_day) {
+    if (d.size() != 15 || d[8] != '-') return d;
+    const std::string time = d.substr(9, 2) + ":" + d.substr(11, 2) + ":" + d.substr(13, 2);
+    if (!with_day) return time;
+    return d.substr(0, 4) + "-" + d.substr(4, 2) + "-" + d.substr(6, 2) + " " + time;
+  };
+  const std::string& first = dates.front();
+  const std::string& last = dates.back();
+  if (first == last) return readable(first, true);
+  const bool same_day = first.substr(0, 8) == last.substr(0, 8);
+  return readable(first, true) + " to " + readable(last, !same_day) +
+         fmt::format(" ({} runs)", dates.size());
+}
+
 constexpr const char* kStyle = R"(
 body { font-family: "DejaVu Sans", Verdana, sans-serif; margin: 24px; color: #1a1a1a;
        background: #ffffff; }
@@ -107,11 +134,16 @@ h3 { font-size: 1.05em; }
 dl.meta { display: grid; grid-template-columns: max-content auto; gap: 4px 16px; margin: 0; }
 dl.meta dt { font-weight: bold; }
 dl.meta dd { margin: 0; }
-div.table { overflow-x: auto; }
-table { border-collapse: collapse; font-size: 0.85em; }
-th, td { border: 1px solid #c8c8c8; padding: 4px 8px; white-space: nowrap; }
-th { background: #eef3f8; }
+div.table { overflow-x: auto; max-width: 100%; border-right: 1px solid #dddddd; }
+table { border-collapse: collapse; font-size: 0.8em; }
+th, td { border: 1px solid #c8c8c8; padding: 3px 5px; white-space: nowrap; }
+th { background: #eef3f8; white-space: normal; vertical-align: bottom; }
+th:first-child, td:first-child { position: sticky; left: 0; background: #ffffff; white-space: nowrap;
+                                 box-shadow: 1px 0 0 #c8c8c8; }
+th:first-child { background: #eef3f8; }
+tbody tr:nth-child(even) td:first-child { background: #f7f7f7; }
 tbody tr:nth-child(even) { background: #f7f7f7; }
+td.left { white-space: normal; min-width: 6em; }
 td.right { text-align: right; font-variant-numeric: tabular-nums; }
 td.center { text-align: center; font-variant-numeric: tabular-nums; }
 div.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr));
@@ -159,7 +191,7 @@ std::string html_report(std::span<const CompareInput> inputs, const SeriesRule& 
       {"Models", distinct_values(inputs, "model_id")},
       {"Backends", distinct_values(inputs, "backend")},
       {"GPUs", distinct_values(inputs, "gpu_type")},
-      {"Dates", distinct_values(inputs, "date")},
+      {"Dates", date_range(inputs)},
       {"Load axis", axis == LoadAxis::kRequestRate ? "request rate" : "max concurrency"},
       {"Latency statistic", chart_stat_name(stat)},
   };
@@ -187,15 +219,20 @@ std::string html_report(std::span<const CompareInput> inputs, const SeriesRule& 
     const std::string svg = render_charts(one, ImageFormat::kSvg);
     html += "<figure id=\"chart-" + name + "\">\n" +
             inline_svg(svg, "c" + std::to_string(drawn) + "-") + "\n";
-    bool off_scale = false;
-    for (const ChartLine& line : chart.lines) {
-      for (const ChartPoint& p : line.points) off_scale = off_scale || p.off_scale;
+    bool synchronous = false, unlimited = false;
+    for (const ChartTick& t : chart.x_ticks) {
+      synchronous = synchronous || t.text == "sync";
+      unlimited = unlimited || t.text == "inf" || t.text == "unlimited" || t.text == "throughput";
     }
-    if (off_scale) {
-      html +=
-          "<figcaption>Dashed: to the unlimited load, drawn one step past the largest measured "
-          "load.</figcaption>\n";
+    std::string caption;
+    if (unlimited) {
+      caption = "Dashed: to the unlimited load, drawn one step past the largest measured load";
     }
+    if (synchronous) {
+      caption += std::string(caption.empty() ? "Dashed: " : "; ") +
+                 "from the synchronous run (one request at a time), one step before the smallest";
+    }
+    if (!caption.empty()) html += "<figcaption>" + escape(caption) + ".</figcaption>\n";
     html += "</figure>\n";
     ++drawn;
   }

@@ -404,6 +404,28 @@ std::vector<RunResult> load_runs(const std::string& path) {
   for (const std::string& f : files) {
     for (RunResult& r : load_file(f)) runs.push_back(std::move(r));
   }
+  // As the suite or sweep ran them: by start ("date"), then a sweep's own order
+  // (servebench.load.sequence: a sweep's files share their date), then by name.
+  const auto started = [](const RunResult& r) {
+    const auto it = r.result.find("date");
+    return it != r.result.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const auto sequence = [](const RunResult& r) {
+    const json* j = &r.result;
+    for (const char* key : {"servebench", "load", "sequence"}) {
+      if (!j->is_object() || !j->contains(key)) return -1.0;
+      j = &(*j)[key];
+    }
+    return j->is_number() ? j->get<double>() : -1.0;
+  };
+  if (std::all_of(runs.begin(), runs.end(),
+                  [&](const RunResult& r) { return !started(r).empty(); })) {
+    std::stable_sort(runs.begin(), runs.end(), [&](const RunResult& a, const RunResult& b) {
+      const std::string da = started(a), db = started(b);
+      if (da != db) return da < db;
+      return sequence(a) < sequence(b);
+    });
+  }
   return runs;
 }
 

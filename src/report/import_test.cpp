@@ -2,6 +2,8 @@
 // read in name order, and every bad file refused with one line naming it.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +128,26 @@ TEST(LoadRuns, SkipsASuiteSummaryBesideTheResults) {
   const std::vector<RunResult> runs = load_runs(dir.path());
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].test_name, "t_qps_1");
+}
+
+// A suite's or a sweep's files in the order they ran: by start ("date"), then the sweep's own
+// sequence (a sweep's files share their date), whatever their names.
+TEST(LoadRuns, DirectoryInTheOrderTheRunsStarted) {
+  TempDir dir;
+  const char* kResult = R"({{"completed": 1, "request_throughput": 1, "date": "{}"{}}})";
+  auto sweep = [](int sequence) {
+    return fmt::format(R"(, "servebench": {{"load": {{"sequence": {}}}}})", sequence);
+  };
+  dir.write("a_qps_16.json", fmt::format(fmt::runtime(kResult), "20261126-101500", ""));
+  dir.write("b_qps_1.json", fmt::format(fmt::runtime(kResult), "20261126-101000", ""));
+  dir.write("openai-9.9qps.json", fmt::format(fmt::runtime(kResult), "20261126-102000", sweep(1)));
+  dir.write("openai-1.1qps.json", fmt::format(fmt::runtime(kResult), "20261126-102000", sweep(0)));
+  const std::vector<RunResult> runs = load_runs(dir.path());
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].test_name, "b_qps_1");
+  EXPECT_EQ(runs[1].test_name, "a_qps_16");
+  EXPECT_EQ(runs[2].test_name, "openai-1.1qps");
+  EXPECT_EQ(runs[3].test_name, "openai-9.9qps");
 }
 
 // GuideLLM v0.3's benchmarks.json: one run per benchmark, GuideLLM's figures under vLLM's keys

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "metrics/metrics.h"
+#include "report/guidellm_layout.h"
 #include "report/text_tables.h"
 
 namespace servebench::report {
@@ -521,7 +522,7 @@ std::optional<double> profile_sequence(const RunResult& run) {
   return j->is_number() ? std::optional<double>(j->get<double>()) : std::nullopt;
 }
 
-std::string guidellm_tables(std::span<const RunResult> all_runs) {
+std::string guidellm_info_stats(std::span<const RunResult> all_runs) {
   std::vector<RunResult> runs = runs_of_kind(all_runs, "serving");
   // The benchmarks of one `run --profile` in the order they ran, as GuideLLM lists them
   // (synchronous, throughput, constant@…), not in the order of their file names.

@@ -212,9 +212,15 @@ RunResult detailed_servebench_run() {
 
 using Cells = std::vector<std::string>;
 
+// GuideLLM's report from its Info table on: the Metadata block above it is checked apart.
+std::vector<std::string> info_stats_lines(const std::string& report) {
+  const size_t at = report.find("Benchmarks Info:");
+  return lines_of(at == std::string::npos ? report : report.substr(at));
+}
+
 TEST(GuidellmTables, FollowsGuidellmDefinitionsFromDetail) {
   const std::string out = guidellm_tables(std::vector<RunResult>{detailed_servebench_run()});
-  const std::vector<std::string> lines = lines_of(out);
+  const std::vector<std::string> lines = info_stats_lines(out);
   ASSERT_EQ(lines.size(), 15u) << out;
   EXPECT_EQ(lines[0], "Benchmarks Info:");
   EXPECT_EQ(lines[8], "Benchmarks Stats:");
@@ -239,7 +245,8 @@ TEST(GuidellmTables, WithoutDetailTpotAndIncompleteAreUnavailable) {
   for (const char* key : {"ttfts", "output_lens", "errors", "servebench"}) run.result.erase(key);
   run.result["request_rate"] = "inf";
   run.result["max_concurrency"] = 8;
-  const std::vector<std::string> lines = lines_of(guidellm_tables(std::vector<RunResult>{run}));
+  const std::vector<std::string> lines =
+      info_stats_lines(guidellm_tables(std::vector<RunResult>{run}));
   ASSERT_EQ(lines.size(), 15u);
   // vLLM stamps the end, so the start is 20 s before; vLLM cannot tell incomplete from errored.
   const Cells info = split_cells(lines[5]);
@@ -254,7 +261,8 @@ TEST(GuidellmTables, WithoutDetailTpotAndIncompleteAreUnavailable) {
 TEST(GuidellmTables, ErrorsNotAListMeansNoDetail) {
   RunResult run = detailed_servebench_run();
   run.result["errors"] = "x";
-  const std::vector<std::string> lines = lines_of(guidellm_tables(std::vector<RunResult>{run}));
+  const std::vector<std::string> lines =
+      info_stats_lines(guidellm_tables(std::vector<RunResult>{run}));
   ASSERT_EQ(lines.size(), 15u);
   const Cells stats = split_cells(lines[13]);
   EXPECT_EQ(Cells(stats.begin() + 14, stats.end()), (Cells{"n/a", "n/a", "n/a"}));
@@ -271,7 +279,7 @@ TEST(GuidellmTables, RampUpRunIsNamedByItsRampNotAsThroughput) {
       R"([{"rps": 1, "timestamp": "2026-01-01T23:59:50"},
           {"rps": 2, "timestamp": "2026-01-01T23:59:51.25"}])");
   const std::vector<RunResult> runs = {run};
-  const std::vector<std::string> lines = lines_of(guidellm_tables(runs));
+  const std::vector<std::string> lines = info_stats_lines(guidellm_tables(runs));
   ASSERT_EQ(lines.size(), 15u);
   EXPECT_EQ(split_cells(lines[5])[0], "ramp-up linear 1->20");
   EXPECT_EQ(split_cells(lines[5])[3], "20.0");  // the rest of the row as for any run
@@ -280,6 +288,38 @@ TEST(GuidellmTables, RampUpRunIsNamedByItsRampNotAsThroughput) {
   const std::string csv = figures_csv(runs);
   EXPECT_EQ(csv.find("rps_change_events"), std::string::npos);
   EXPECT_NE(csv.find("ramp_up_start_rps"), std::string::npos);
+}
+
+TEST(GuidellmTables, MetadataBlockAboveTheTables) {
+  RunResult run = detailed_servebench_run();
+  run.result["servebench"]["load"] = {{"profile", "sweep"}, {"benchmark", "constant@2.00"},
+                                      {"sequence", 2},      {"strategy", "constant"},
+                                      {"duration_s", 30.0}, {"max_requests", nullptr}};
+  const std::vector<std::string> lines = lines_of(guidellm_tables(std::vector<RunResult>{run}));
+  ASSERT_GE(lines.size(), 9u);
+  EXPECT_EQ(lines[0], "Benchmarks Metadata:");
+  EXPECT_EQ(lines[2], "    Duration:20.0 seconds");
+  EXPECT_EQ(lines[3], "    Profile:type=sweep, strategies=['constant'], max_concurrency=None");
+  EXPECT_EQ(lines[4], "    Args:max_number=None, max_duration=30.0");
+  EXPECT_EQ(lines[6].rfind("    Request Loader:data='prompt_tokens=15,output_tokens=8'", 0), 0u)
+      << lines[6];
+  EXPECT_EQ(lines[9], "Benchmarks Info:");
+}
+
+TEST(GuidellmTables, TwoSweepsAreTwoBlocksUnderTheirDirectoryNames) {
+  RunResult noib = detailed_servebench_run(), ib = detailed_servebench_run();
+  noib.source = "results/noib/a.json";
+  ib.source = "results/ib/a.json";
+  const std::string out = guidellm_tables(std::vector<RunResult>{noib, ib});
+  const size_t first = out.find("### noib\n"), second = out.find("### ib\n");
+  ASSERT_NE(first, std::string::npos) << out;
+  ASSERT_NE(second, std::string::npos) << out;
+  EXPECT_LT(first, second);
+  // Each block has its own Metadata, Info and Stats.
+  EXPECT_NE(out.find("Benchmarks Stats:", first), out.find("Benchmarks Stats:", second));
+  EXPECT_NE(out.find("Benchmarks Metadata:", second), std::string::npos);
+  // One sweep: no heading.
+  EXPECT_EQ(guidellm_tables(std::vector<RunResult>{noib}).find("###"), std::string::npos);
 }
 
 TEST(InferencePerfStages, PythonFloatsAndRequestCounts) {
