@@ -2,7 +2,7 @@
 // and vocabulary sizes that Hugging Face's tokenizers library (Rust, through its npm binding)
 // gave for tests/tokenizer/corpus.json, recorded in tests/tokenizer/expected/ by
 // tests/tokenizer/gen_expectations.mjs. The tokenizer files are fetched by
-// scripts/fetch-tokenizers.sh (CI's scripts/install-deps.sh runs it); missing files fail.
+// scripts/fetch-tokenizers.sh (scripts/test.sh runs it); missing files fail.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

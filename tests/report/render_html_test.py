@@ -6,7 +6,8 @@ Usage: render_html_test.py SERVEBENCH TESTDATA_DIR
 Makes the HTML report and the charts of seed 000's sweep (src/report/testdata/seed000), checks
 that the SVGs parse as XML, the PNG and PDF have their headers, and that Chromium renders the page
 with no console message and a screenshot that is not blank (many colours, the series' colours
-among them). Chromium missing is a failure, not a skip: CI installs it (scripts/install-deps.sh).
+among them). Chromium missing is a failure, not a skip: CI installs it
+(scripts/install-deps.sh --tests).
 Python's standard library only (no PIL on the machines): the PNG is decoded with zlib.
 """
 import os
@@ -114,7 +115,7 @@ def main():
     seed000 = os.path.join(testdata, "seed000")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
-        fail("chromium is not installed (scripts/install-deps.sh installs Debian's chromium)")
+        fail("chromium is not installed (scripts/install-deps.sh --tests installs it)")
 
     with tempfile.TemporaryDirectory(prefix="servebench-html-") as tmp:
         # Charts in all three formats.
