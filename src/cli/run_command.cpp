@@ -247,6 +247,16 @@ std::function<run::Spec()> add_run_flags(CLI::App& app) {
       extra);
   opt("--server-metrics-interval", f->server_metrics_interval, "seconds between scrapes", extra);
 
+  const std::string shards = "Shards (servebench; docs/run.md)";
+  opt("--shard", f->shard,
+      "K/N: send only the requests of the plan shard K of N owns (caps split among the shards); "
+      "auto or auto/N: K (and N) from JOB_COMPLETION_INDEX + SERVEBENCH_SHARDS, "
+      "SLURM_ARRAY_TASK_ID/_COUNT or SLURM_PROCID/SLURM_NTASKS",
+      shards);
+  opt("--start-at", f->start_at,
+      "with --shard: wait until this wall-clock instant (unix seconds or ISO 8601) to start",
+      shards);
+
   const std::string load = "Load shape (GuideLLM)";
   opt("--profile", f->load.profile,
       "GuideLLM's profile: synchronous, throughput, concurrent, constant, poisson or sweep", load);

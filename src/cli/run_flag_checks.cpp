@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -543,6 +545,21 @@ void check_distinct_files(const RawFlags& f, const Given& given) {
   }
 }
 
+// --shard and --start-at (run.h: the shard's defaults come from the environment).
+void check_shard(const RawFlags& f, const Given& given, run::Spec& c) {
+  if (given("--shard")) {
+    c.shard = run::parse_shard(f.shard, [](const std::string& name) -> std::optional<std::string> {
+      const char* value = std::getenv(name.c_str());
+      if (value == nullptr) return std::nullopt;
+      return std::string(value);
+    });
+  }
+  if (given("--start-at")) {
+    if (!given("--shard")) usage("--start-at", "needs --shard (K/N; 0/1 for a single process)");
+    c.shard.start_at_ns = run::parse_start_at_ns(f.start_at);
+  }
+}
+
 }  // namespace
 
 run::Spec spec_from_flags(const RawFlags& f, const CLI::App& sub) {
@@ -555,6 +572,7 @@ run::Spec spec_from_flags(const RawFlags& f, const CLI::App& sub) {
   check_reporting(f, given, c);
   check_sim(f, given, c);
   check_distinct_files(f, given);
+  check_shard(f, given, c);
   apply_load_flags(f.load, given, c);
   apply_target_flags(f.sim_instances, given, c);
   apply_stage_flags(f.stages, given, c);

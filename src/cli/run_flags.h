@@ -61,6 +61,7 @@ struct RawFlags {
   std::string request_timeout_sec = "21600";  // vLLM's aiohttp total timeout: 6 h
   std::string arrival_clock = "kernel";
   std::string server_metrics = "auto", server_metrics_interval = "0.333";
+  std::string shard, start_at;  // --shard K/N|auto[/N], --start-at (docs/run.md "Shards")
   std::string sim_ttft_ms = "50", sim_itl_ms = "10", sim_ttft_jitter_ms = "0",
               sim_itl_jitter_ms = "0", sim_mode = "fixed", sim_engine_profile, sim_threads = "1",
               sim_trace_out;

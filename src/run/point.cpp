@@ -6,7 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "core/clock.h"
+#include "core/error.h"
 #include "metrics/metrics.h"
 #include "report/report.h"
 #include "run/coordination.h"
@@ -20,6 +23,7 @@
 #include "run/result_json.h"
 #include "run/send_times.h"
 #include "run/server_metrics_recorder.h"
+#include "run/shard.h"
 #include "run/stages.h"
 
 namespace servebench::run {
@@ -191,6 +195,27 @@ nlohmann::json report_and_save(const Spec& c, const Target& target, const std::s
   return result;
 }
 
+// A shard's part of the whole plan (shard.h), said on the console; the whole plan's hash.
+struct ShardedPlan {
+  std::string hash;  // "" when not sharded
+};
+ShardedPlan take_shard(const Spec& c, std::vector<client::PlannedRequest>& plan) {
+  if (c.shard.count == 0) return {};
+  ShardedPlan s{plan_hash(c, plan)};
+  const size_t whole = plan.size();
+  plan = shard_plan(plan, c.shard.index, c.shard.count);
+  if (plan.empty())
+    throw core::Error(core::ErrorKind::kUsage, "--shard",
+                      fmt::format("shard {} of {} owns none of the plan's {} requests; give fewer "
+                                  "shards or more requests",
+                                  c.shard.index, c.shard.count, whole));
+  const int cap = shard_share(c.max_concurrency, c.shard.index, c.shard.count);
+  std::printf("Shard %d/%d: %zu of the plan's %zu requests (plan hash %s), max concurrency %s\n",
+              c.shard.index, c.shard.count, plan.size(), whole, s.hash.c_str(),
+              cap > 0 ? std::to_string(cap).c_str() : "None");
+  return s;
+}
+
 }  // namespace
 
 PointResult execute_point(const Spec& point, const Target& target, const tokenizer::Tokenizer& tok,
@@ -199,11 +224,14 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
                           const std::optional<server_metrics::SamplerOptions>& scrape,
                           const std::string& date) {
   const Paths paths = output_paths(point, target.model_id, date);
-  const std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
+  std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
+  const ShardedPlan sharded = take_shard(point, plan);
   RecordsFile records_file(paths.records, paths.records_flag);
   client::RunOptions options;
-  options.max_concurrency = point.max_concurrency;
-  options.max_active_conversations = point.max_active_conversations;
+  options.max_concurrency =
+      shard_share(point.max_concurrency, point.shard.index, point.shard.count);
+  options.max_active_conversations =
+      shard_share(point.max_active_conversations, point.shard.index, point.shard.count);
   options.io_threads = point.io_threads;
   options.http_engine = point.http_engine;
   options.kernel_arrival_times = point.kernel_arrival_times;
@@ -216,10 +244,19 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
   if (point.coordination) {  // several targets: the main run's t0 is common (targets.cpp)
     options.t0_gate = [&point, &plan] { return point.coordination->start_gate(plan.size()); };
   }
+  ShardStart shard_start;
+  if (point.shard.count > 0) {  // a shard: t0 at --start-at, both clocks read (shard.h)
+    options.t0_gate = [&point, &shard_start] {
+      shard_start = start_shard(point.shard, g_stop);
+      return shard_start.t0_mono_ns;
+    };
+  }
   // The result's "date" is when this benchmark started (a sweep's files share `date`).
   const std::string started = core::wall_timestamp_compact();
-  const PointOutcome outcome =
+  PointOutcome outcome =
       run_main(point, target.endpoint, body, plan, options, tok, records_file, scrape);
+  if (point.shard.count > 0)
+    outcome.shard = shard_json(point, shard_start, sharded.hash, plan.size(), paths.records);
   if (point.coordination) point.coordination->before_report(point.base_url);
   PointResult done;
   done.result = report_and_save(point, target, started, paths, outcome);

@@ -141,6 +141,7 @@ nlohmann::json point_result_json(const Spec& c, const metrics::Summary& summary,
   if (c.stage_index >= 0) ours["stage"] = stage_json(c);
   if (!m.ramp_up.is_null()) ours["ramp_up"] = m.ramp_up;
   if (c.coordination) ours["target"] = target_json(c);
+  if (!m.shard.is_null()) ours["shard"] = m.shard;
   ours["load"] = load_json(c, trimmed, m.stop, ended_by_duration(c, m.records, m.not_sent));
   return result;
 }

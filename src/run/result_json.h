@@ -35,6 +35,7 @@ struct PointOutcome {
   std::optional<report::ProbeStats> probes;                    // --probe-request-rate
   std::vector<report::RpsChangeEvent> rps_change_events;       // with a ramp-up (ramp_up.h)
   nlohmann::json ramp_up;  // servebench's "ramp_up"; null if none
+  nlohmann::json shard;    // servebench's "shard" (--shard, shard.h); null if unsharded
 };
 
 // vLLM's RunInfo of the point (what its console block and result JSON name), started at `date`.

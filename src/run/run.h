@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,6 +67,22 @@ struct SearchPlan {
   double attainment = 0.9;               // fraction of requests sent within every SLO
   int max_runs = 8;
 };
+
+// --shard K/N and --start-at (docs/run.md "Shards"): this process sends the requests of the plan
+// that shard K of N owns; every shard computes the whole plan from the same flags.
+struct Shard {
+  int index = 0, count = 0;            // count 0 = not sharded
+  std::optional<int64_t> start_at_ns;  // --start-at (unix ns): the first point waits for it
+};
+// Reads an environment variable; nullopt when unset.
+using Environment = std::function<std::optional<std::string>(const std::string&)>;
+// --shard's value: "K/N", "auto" or "auto/N" (K, and N unless given, from the environment:
+// JOB_COMPLETION_INDEX with SERVEBENCH_SHARDS, SLURM_ARRAY_TASK_*, SLURM_PROCID/SLURM_NTASKS).
+// Throws core::Error (kUsage) naming --shard or the variable.
+Shard parse_shard(const std::string& value, const Environment& env);
+// --start-at: unix seconds (decimals allowed) or ISO 8601 ("2026-11-26T09:00:00.5Z", "+01:00";
+// UTC without a zone). Throws core::Error (kUsage) naming --start-at.
+int64_t parse_start_at_ns(const std::string& value);
 
 struct TargetCoordination;  // how one target's run meets the others' (run part internal)
 
@@ -140,6 +157,7 @@ struct Spec {
   int stage_index = -1;           // the current point's stage; -1 = not a stage run
 
   std::optional<SearchPlan> search;  // --search-slo: the points are the search's probes
+  Shard shard;                       // --shard: this process's share of the plan
 };
 
 // Runs the benchmark; returns the exit code (0 when it finished, even with failed requests;

@@ -96,6 +96,7 @@ int run_sweep(Spec c) {
   for (std::optional<Spec> next; (next = benchmarks.next(sweep));) {
     Spec& point = *next;
     if (!c.stages.empty()) enter_stage(point, sweep.size(), target.model_id, date);
+    if (!sweep.empty()) point.shard.start_at_ns.reset();  // the first point waits for --start-at
     PointResult done = execute_point(point, target, *tok, prompts, body, scrape, date);
     if (done.interrupted) return 130;  // the points not started are not part of the sweep
     sweep.push_back(report::RunResult{.source = done.result_file,
