@@ -41,7 +41,27 @@ OUT=$work timeout 60 sbatch --wait --export=ALL --array=0-2 -o /dev/null "$work/
 [ "$(cat "$work"/task-*)" = "$(printf '0/3\n1/3\n2/3')" ] || { echo "array tasks wrote: $(cat "$work"/task-*)"; exit 1; }
 echo "slurm cluster: srun -n 2 and sbatch --array=0-2 ran"
 
-# 3. The sharded benchmark through deploy/slurm/servebench.sbatch, when run can shard.
+# 3. deploy/slurm/servebench.sbatch through the real sbatch and srun, with a stub servebench that
+# records its argv: two tasks, shards 0/2 and 1/2, one common start, then the merge.
+mkdir -p "$work/stub" "$work/argv"
+cat >"$work/stub/servebench" <<'STUB'
+#!/bin/sh
+if [ "$1" = run ]; then f=run.$SLURM_PROCID; else f=$1; fi
+printf '%s\n' "$@" >"$ARGV_DIR/$f"
+STUB
+chmod +x "$work/stub/servebench"
+ARGV_DIR=$work/argv SERVEBENCH=$work/stub/servebench SERVEBENCH_START_MARGIN_S=1 timeout 60 \
+  sbatch --wait -N 1 -n 2 --ntasks-per-node=2 -o "$work/stub-job.out" "$src/deploy/slurm/servebench.sbatch" \
+  "$work/stub-results" --num-prompts 10 >/dev/null || { cat "$work/stub-job.out"; exit 1; }
+[ "$(ls "$work/argv")" = "$(printf 'merge\nrun.0\nrun.1')" ] || { ls "$work/argv"; exit 1; }
+for k in 0 1; do
+  [ "$(sed -n 3p "$work/argv/run.$k")" = "$k/2" ] || { cat "$work/argv/run.$k"; exit 1; }
+  [ "$(tail -n 2 "$work/argv/run.$k" | tr '\n' ' ')" = "--num-prompts 10 " ] || { cat "$work/argv/run.$k"; exit 1; }
+done
+[ "$(sed -n 5p "$work/argv/run.0")" = "$(sed -n 5p "$work/argv/run.1")" ] || { echo "shards got different --start-at"; exit 1; }
+echo "servebench.sbatch: srun ran shards 0/2 and 1/2 with one --start-at, then merge"
+
+# 4. The sharded benchmark through deploy/slurm/servebench.sbatch, when run can shard.
 if ! "$sb" run --help | grep -q -- '--shard'; then
   echo "sharded benchmark skipped: 'servebench run --help' has no --shard yet (the run part adds it)"
   exit 0
@@ -55,7 +75,7 @@ flags=(--base-url "http://127.0.0.1:$port" --model servebench-sim --tokenizer bu
   --percentile-metrics ttft,tpot,itl,e2el)
 timeout 120 "$sb" run "${flags[@]}" --disable-tqdm --save-result --result-dir "$work/whole" \
   --result-filename result.json >"$work/whole.log" 2>&1
-SERVEBENCH=$sb SERVEBENCH_START_MARGIN_S=3 timeout 180 sbatch --wait -n 2 -o "$work/job.out" \
+SERVEBENCH=$sb SERVEBENCH_START_MARGIN_S=3 timeout 180 sbatch --wait -N 1 -n 2 --ntasks-per-node=2 -o "$work/job.out" \
   "$src/deploy/slurm/servebench.sbatch" "$work/sharded" "${flags[@]}" >/dev/null ||
   { echo "sbatch failed:"; cat "$work/job.out"; exit 1; }
 python3 "$here/compare_results.py" "$work/sharded/merged.json" "$work/whole/result.json" 2
