@@ -10,6 +10,7 @@ apt-get install -y -qq --no-install-recommends \
   libyaml-cpp-dev libfmt-dev libpcre2-dev libsentencepiece-dev libicu-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libplplot-dev plplot-driver-cairo fonts-dejavu-core \
+  slurm-wlm slurm-client munge python3-kubernetes python3-yaml iproute2 \
   curl python3 >/dev/null
 # Headless Chromium renders the HTML report in its test (tests/report/render_html_test.py).
 apt-get install -y -qq --no-install-recommends chromium >/dev/null

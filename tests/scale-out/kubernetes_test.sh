@@ -12,6 +12,11 @@ if ! command -v kubectl >/dev/null; then
   echo "SKIP: kubectl missing (kustomize v4+ needed; Debian 12's kubernetes-client 1.20 embeds kustomize v2, too old)"
   exit 77
 fi
+kustomize=$(kubectl version --client 2>/dev/null | sed -n 's/^Kustomize Version: v\([0-9]*\).*/\1/p')
+if [ -z "$kustomize" ] || [ "$kustomize" -lt 4 ]; then
+  echo "SKIP: kubectl's kustomize is older than v4 (Debian 12's kubernetes-client 1.20 has v2)"
+  exit 77
+fi
 if ! /usr/bin/python3 -c 'import kubernetes, yaml' 2>/dev/null; then
   echo "SKIP: python3-kubernetes missing (scripts/install-deps.sh installs it)"
   exit 77
