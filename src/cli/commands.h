@@ -37,5 +37,7 @@ Action add_tokenize_command(CLI::App& app);
 // `report` and `compare` read finished result files (report_command.cpp, compare_command.cpp).
 Action add_report_command(CLI::App& app);
 Action add_compare_command(CLI::App& app);
+// `merge` combines one run's shard results into one result (merge_command.cpp, docs/scale-out.md).
+Action add_merge_command(CLI::App& app);
 
 }  // namespace servebench::cli

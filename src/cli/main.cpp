@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       {nullptr, cli::add_report_command(app)},   {nullptr, cli::add_compare_command(app)},
       {nullptr, cli::add_tokenize_command(app)}, {nullptr, cli::add_suite_command(app)},
       {nullptr, cli::add_latency_command(app)},  {nullptr, cli::add_throughput_command(app)},
+      {nullptr, cli::add_merge_command(app)},
   };
   commands[0].sub = app.get_subcommand("run");
   commands[1].sub = app.get_subcommand("sim");
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   commands[5].sub = app.get_subcommand("suite");
   commands[6].sub = app.get_subcommand("latency");
   commands[7].sub = app.get_subcommand("throughput");
+  commands[8].sub = app.get_subcommand("merge");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
