@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/report_io.h"
 #include "core/error.h"
 #include "merge/merge.h"
+#include "run/names.h"
 
 namespace servebench::cli {
 namespace {
@@ -89,7 +89,7 @@ Action add_merge_command(CLI::App& app) {
     std::fputs(report::vllm_console_block(m.summary, m.info).c_str(), stdout);
     std::fputs(report::extras_console_block(m.summary).c_str(), stdout);
     std::fputs(merge::shard_table(m.result["servebench"]["merge"]).c_str(), stdout);
-    write_report(f.output, m.result.dump(2) + "\n");
+    run::write_text(f.output, m.result.dump(2) + "\n");
     std::printf("merged %zu inputs into %s\n", m.result["servebench"]["merge"]["shards"].size(),
                 f.output.c_str());
     if (!m.missing.empty())
