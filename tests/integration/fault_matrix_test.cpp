@@ -202,71 +202,80 @@ std::vector<FaultCase> both_engines(FaultCase c, const std::string& http1_messag
   return {a, b};
 }
 
+// A case of `fault`: `completed` of kRequests succeed, the rest fail with `reason`.
+FaultCase fault_case(const std::string& name, const std::string& fault, int completed,
+                     const std::string& reason = "") {
+  FaultCase c;
+  c.name = name;
+  c.fault = fault;
+  c.completed = completed;
+  c.reason = reason;
+  return c;
+}
+
 std::vector<FaultCase> passing_cases() {
   std::vector<FaultCase> all;
   auto add = [&](const FaultCase& c, const std::string& m1, const std::string& m2) {
     for (FaultCase& x : both_engines(c, m1, m2)) all.push_back(x);
   };
-  add({.name = "ok", .fault = "ok", .completed = kRequests}, "", "");
-  for (const char* status : {"400", "500", "503"}) {
-    const std::string m = std::string("HTTP ") + status + ": fault server: HTTP " + status;
-    add({.name = std::string("status_") + status,
-         .fault = status,
-         .reason = std::string("http_") + status},
-        m, m);
+  add(fault_case("ok", "ok", kRequests), "", "");
+  for (const std::string status : {"400", "500", "503"}) {
+    const std::string m = "HTTP " + status + ": fault server: HTTP " + status;
+    add(fault_case("status_" + status, status, 0, "http_" + status), m, m);
   }
-  add({.name = "reset_mid_stream", .fault = "reset", .reason = "connection"},
-      "Connection reset by peer", "Connection reset by peer");
-  add({.name = "stall", .fault = "stall", .reason = "timeout"},
+  add(fault_case("reset_mid_stream", "reset", 0, "connection"), "Connection reset by peer",
+      "Connection reset by peer");
+  add(fault_case("stall", "stall", 0, "timeout"),
       "no complete response within the request timeout of 3 s", "Timeout was reached");
-  add({.name = "malformed_sse", .fault = "malformed", .reason = "malformed"},
-      "malformed SSE event at byte", "malformed SSE event at byte");
-  add({.name = "split_sse", .fault = "split", .completed = kRequests}, "", "");
-  add({.name = "chunked_encoding_error", .fault = "chunked", .reason = "malformed"},
-      "bad byte in a chunk size", "chunked-encoding");
-  add({.name = "error_event", .fault = "error-event", .reason = "stream_error"},
+  add(fault_case("malformed_sse", "malformed", 0, "malformed"), "malformed SSE event at byte",
+      "malformed SSE event at byte");
+  add(fault_case("split_sse", "split", kRequests), "", "");
+  add(fault_case("chunked_encoding_error", "chunked", 0, "malformed"), "bad byte in a chunk size",
+      "chunked-encoding");
+  add(fault_case("error_event", "error-event", 0, "stream_error"),
       "server error event: fault server: the engine died",
       "server error event: fault server: the engine died");
-  add({.name = "slow_headers", .fault = "slow-headers", .completed = kRequests}, "", "");
-  add({.name = "huge_event", .fault = "huge", .completed = kRequests}, "", "");
-  add({.name = "refused", .fault = "refused", .exit_code = 4}, "Couldn't connect to server",
-      "Couldn't connect to server");
-  add({.name = "unresolvable", .fault = "unresolvable", .exit_code = 4},
-      "Couldn't resolve host name", "Couldn't resolve host name");
-  FaultCase v6{.name = "localhost_on_ipv6_curl",
-               .fault = "ok",
-               .engine = "curl",
-               .completed = kRequests,
-               .bind = "::1",
-               .url_host = "localhost"};
+  add(fault_case("slow_headers", "slow-headers", kRequests), "", "");
+  add(fault_case("huge_event", "huge", kRequests), "", "");
+  FaultCase refused = fault_case("refused", "refused", 0);
+  refused.exit_code = 4;
+  add(refused, "Couldn't connect to server", "Couldn't connect to server");
+  FaultCase unresolvable = fault_case("unresolvable", "unresolvable", 0);
+  unresolvable.exit_code = 4;
+  add(unresolvable, "Couldn't resolve host name", "Couldn't resolve host name");
+  // http1 refuses a URL with credentials up front (it sends no Basic auth): nothing to leak.
+  FaultCase credentials = fault_case("url_credentials_http1", "echo-auth", 0);
+  credentials.engine = "http1";
+  credentials.exit_code = 2;
+  credentials.message = "--http-engine: the http1 engine serves plain http://host[:port]/path";
+  all.push_back(credentials);
+  FaultCase v6 = fault_case("localhost_on_ipv6_curl", "ok", kRequests);
+  v6.engine = "curl";
+  v6.bind = "::1";
+  v6.url_host = "localhost";
   all.push_back(v6);
   return all;
 }
 
 std::vector<FaultCase> known_defect_cases() {
   std::vector<FaultCase> all;
-  for (FaultCase& c : both_engines({.name = "cr_only_line_ends",
-                      .fault = "cr-only",
-                      .completed = kRequests,
-                      .defect = "issue 19 item 10: CR-only SSE line ends rejected"},
-                                   "", "")) {
-    all.push_back(c);
-  }
-  for (FaultCase& c : both_engines({.name = "url_credentials_echoed",
-                      .fault = "echo-auth",
-                      .reason = "http_401",
-                      .defect = "issue 19 defect 6: URL credentials sent as Basic auth and echoed "
-                                "into errors, result and records"},
-                                   "HTTP 401", "HTTP 401")) {
-    all.push_back(c);
-  }
-  all.push_back({.name = "localhost_on_ipv6_http1",
-                 .fault = "ok",
-                 .engine = "http1",
-                 .completed = kRequests,
-                 .bind = "::1",
-                 .url_host = "localhost",
-                 .defect = "issue 19 defect 9: http1 resolves localhost to 127.0.0.1 only"});
+  FaultCase cr = fault_case("cr_only_line_ends", "cr-only", kRequests);
+  cr.defect = "issue 19 item 10: CR-only SSE line ends rejected";
+  for (FaultCase& c : both_engines(cr, "", "")) all.push_back(c);
+  FaultCase echo = fault_case("url_credentials_echoed", "echo-auth", 0, "http_401");
+  echo.defect =
+      "issue 19 defect 6: URL credentials sent as Basic auth and echoed into errors, result and "
+      "records";
+  echo.name += "_curl";
+  echo.engine = "curl";
+  echo.message = "HTTP 401";
+  all.push_back(echo);
+  FaultCase v6 = fault_case("localhost_on_ipv6_http1", "ok", kRequests);
+  v6.engine = "http1";
+  v6.bind = "::1";
+  v6.url_host = "localhost";
+  v6.defect = "issue 19 defect 9: http1 resolves localhost to 127.0.0.1 only";
+  all.push_back(v6);
   return all;
 }
 
