@@ -48,9 +48,9 @@ if [ -z "${SANITIZE_SKIP_FUZZ:-}" ]; then
     mkdir -p "$corpus"
     # Seeds: the committed examples of each format (bench/fuzz/seeds/<target>/, and the
     # tokenizer seeds and dataset fixtures the older scripts use).
-    if [ -d "bench/fuzz/seeds/$target" ]; then cp -n "bench/fuzz/seeds/$target"/* "$corpus"/; fi
+    if [ -d "bench/fuzz/seeds/$target" ]; then cp -n "bench/fuzz/seeds/$target"/* "$corpus"/ || true; fi
     case "$target" in
-      tokenizer_json_fuzz) cp -n bench/fuzz/seeds/*.json "$corpus"/ ;;
+      tokenizer_json_fuzz) cp -n bench/fuzz/seeds/*.json "$corpus"/ || true ;;
       dataset_fuzz)
         i=0
         for f in sharegpt.json custom.jsonl mooncake.jsonl azure.csv verses.txt; do
