@@ -100,6 +100,53 @@ int utf8_char_at(std::string_view text, size_t i) {
   return need + 1;
 }
 
+bool is_valid_utf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const int len = utf8_char_at(text, i);
+    if (len < 0) return false;
+    i += static_cast<size_t>(len);
+  }
+  return true;
+}
+
+void append_valid_utf8(std::string& out, std::string_view text, std::string_view prefix) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  size_t plain = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const int len = utf8_char_at(text, i);
+    if (len > 0) {
+      i += static_cast<size_t>(len);
+      continue;
+    }
+    // An ill-formed prefix of -len bytes: each shown as \xHH, the next byte examined afresh.
+    out.append(text.data() + plain, i - plain);
+    for (int k = 0; k < -len; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + static_cast<size_t>(k)]);
+      out += prefix;
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+    }
+    i += static_cast<size_t>(-len);
+    plain = i;
+  }
+  out.append(text.data() + plain, text.size() - plain);
+}
+
+std::string valid_utf8_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  append_valid_utf8(out, text);
+  return out;
+}
+
 void append_json_escaped(std::string& out, std::string_view text) {
   size_t plain = 0;  // start of the bytes not yet copied
   for (size_t i = 0; i < text.size(); ++i) {

@@ -214,3 +214,25 @@ TEST(FirstJsonSpecialOf8, FindsTheFirstByteThatNeedsCare) {
 
 }  // namespace
 }  // namespace servebench::core
+
+namespace servebench::core {
+namespace {
+
+// Issue 19: a Latin-1 byte in a label reached nlohmann's dump and lost the whole result.
+TEST(ValidUtf8Text, ShowsInvalidBytesEscapedAndKeepsValidText) {
+  EXPECT_EQ(valid_utf8_text("lab\xe9"), "lab\\xE9");
+  EXPECT_EQ(valid_utf8_text("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");  // unchanged
+  EXPECT_EQ(valid_utf8_text("a\xe2\x82z"), "a\\xE2\\x82z");       // a cut 3-byte character
+  EXPECT_EQ(valid_utf8_text("\xed\xa0\x80"), "\\xED\\xA0\\x80");  // a surrogate
+  EXPECT_EQ(valid_utf8_text("\xc0\xaf"), "\\xC0\\xAF");           // overlong
+  EXPECT_EQ(valid_utf8_text(std::string_view("\x00\xff", 2)), std::string("\x00\\xFF", 5));
+  EXPECT_TRUE(is_valid_utf8("plain \xc3\xa9"));
+  EXPECT_FALSE(is_valid_utf8("lab\xe9"));
+  EXPECT_TRUE(is_valid_utf8(valid_utf8_text("\xff\xfe\xe9x\xf4\x90")));
+  std::string out = "k=";
+  append_valid_utf8(out, "v\xe9", "\\\\x");
+  EXPECT_EQ(out, "k=v\\\\xE9");
+}
+
+}  // namespace
+}  // namespace servebench::core

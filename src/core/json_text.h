@@ -35,6 +35,17 @@ size_t first_json_special_of_8(const char* p) {
 // sequences (no overlong form, no surrogate, nothing past U+10FFFF). JSON text must be UTF-8.
 int utf8_char_at(std::string_view text, size_t i);
 
+// Whether `text` is well-formed UTF-8 throughout (utf8_char_at's table).
+bool is_valid_utf8(std::string_view text);
+
+// The one sanitizer for outside text bound for JSON (labels, metadata, server text, metric
+// labels, errors): every byte that is not part of well-formed UTF-8 is written as `prefix` and
+// two upper-case hex digits, e.g. a Latin-1 "é" as the four characters `\xE9`; well-formed text
+// passes unchanged. Never fails: nlohmann's dump throws on invalid UTF-8 ("incomplete UTF-8
+// string"), which once lost a whole result after the run.
+void append_valid_utf8(std::string& out, std::string_view text, std::string_view prefix = "\\x");
+std::string valid_utf8_text(std::string_view text);
+
 // Appends `text` as the inside of a JSON string (no quotes), escaped as nlohmann::json's dump
 // escapes it (ensure_ascii off): '"' and '\\' with a backslash, \b \f \n \r \t by name, other
 // control characters as \u00xx, every other byte as it is (UTF-8 is the caller's concern).

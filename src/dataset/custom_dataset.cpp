@@ -74,8 +74,13 @@ std::vector<Prompt> custom_prompts(size_t count, const CustomOptions& options,
   }
   std::vector<Prompt> prompts;
   prompts.reserve(std::min(count, rows.size()));
+  size_t empty_prompts = 0;
   for (Row& r : rows) {
     if (prompts.size() >= count) break;
+    if (r.prompt.find_first_not_of(" \t\r\n") == std::string::npos) {
+      ++empty_prompts;  // nothing to send: not a usable row
+      continue;
+    }
     Prompt p;
     p.output_tokens = static_cast<int32_t>(options.output_len);
     if (options.output_len == -1) {
@@ -91,6 +96,10 @@ std::vector<Prompt> custom_prompts(size_t count, const CustomOptions& options,
     p.prompt_tokens = static_cast<int32_t>(tokenizer.count(r.prompt));
     p.text = std::move(r.prompt);
     prompts.push_back(std::move(p));
+  }
+  if (empty_prompts > 0) {
+    local.notes.push_back(std::to_string(empty_prompts) + " rows of " + options.file.path +
+                          " skipped: empty \"prompt\"");
   }
   fill_to_count(prompts, count, options.file, "rows with a prompt", local);
   if (report) *report = std::move(local);

@@ -1,6 +1,7 @@
 #include "dataset/input_file.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace servebench::dataset {
 
@@ -15,20 +18,64 @@ namespace {
 bool is_json_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
+
+// Everything a non-blocking pipe, FIFO or device gives until EOF. Linux reports a FIFO that no
+// writer has opened yet as neither readable nor hung up, so poll() waits for one; throws when
+// nothing arrives for `wait_ms`.
+std::string read_stream(int fd, int wait_ms) {
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) throw std::runtime_error(std::strerror(errno));
+    if (ready == 0) {
+      throw std::runtime_error(bytes.empty()
+                                   ? "nothing to read after " + std::to_string(wait_ms) +
+                                         " ms (a FIFO that no process writes to?)"
+                                   : "the pipe stalled for " + std::to_string(wait_ms) +
+                                         " ms after " + std::to_string(bytes.size()) + " bytes");
+    }
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      bytes.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      return bytes;  // EOF: the (last) writer closed
+    } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+      throw std::runtime_error(std::strerror(errno));
+    }
+  }
+}
 }  // namespace
 
-InputFile::InputFile(const std::string& path) : path_(path) {
+InputFile::InputFile(const std::string& path, int pipe_wait_ms) : path_(path) {
   auto fail_open = [&](const std::string& why) {
     throw core::Error(core::ErrorKind::kInput, "--dataset-path",
                       "cannot read '" + path + "': " + why);
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO no process writes to would otherwise block forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail_open(std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     const int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
     ::close(fd);
     fail_open(std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    // A pipe (`<(cat f.json)`), FIFO or device: fstat's size means nothing; read to EOF.
+    std::string bytes;
+    try {
+      bytes = read_stream(fd, pipe_wait_ms);
+    } catch (const std::runtime_error& e) {
+      ::close(fd);
+      fail_open(e.what());
+    }
+    ::close(fd);
+    data_ = simdjson::padded_string(bytes);
+    if (text().starts_with("\xEF\xBB\xBF")) skipped_ = 3;
+    return;
   }
   // One read into a padded buffer: no copy, and simdjson may parse it in place.
   data_ = simdjson::padded_string(static_cast<size_t>(st.st_size));

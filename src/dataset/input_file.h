@@ -17,8 +17,12 @@ namespace servebench::dataset {
 
 class InputFile {
  public:
-  // Throws core::Error (kInput, naming --dataset-path) when the file cannot be read.
-  explicit InputFile(const std::string& path);
+  // How long a pipe or FIFO may give nothing before reading it fails (no writer, a stall).
+  static constexpr int kPipeWaitMs = 60'000;
+  // Throws core::Error (kInput, naming --dataset-path) when the file cannot be read. A pipe
+  // (`<(cat f.json)`), FIFO or device is read until EOF, waiting at most `pipe_wait_ms` for
+  // each read.
+  explicit InputFile(const std::string& path, int pipe_wait_ms = kPipeWaitMs);
   const std::string& path() const { return path_; }
   std::string_view text() const {
     return std::string_view(data_.data() + skipped_, data_.size() - skipped_);

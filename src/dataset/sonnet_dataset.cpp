@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "dataset/dataset.h"
 #include "dataset/input_file.h"
 #include "dataset/py_random.h"
@@ -35,6 +36,18 @@ std::vector<std::string> split_lines(std::string_view text) {
     start = end;
   }
   return lines;
+}
+
+// vLLM reads the sonnet file as text: a binary file (a NUL byte, bytes that are not UTF-8) is
+// refused at its first such byte rather than sent as prompts.
+void check_text(const InputFile& file) {
+  const std::string_view text = file.text();
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == '\0') file.fail(i, "not a text file: a NUL byte");
+    const int len = core::utf8_char_at(text, i);
+    if (len < 0) file.fail(i, "not a text file: bytes that are not UTF-8");
+    i += static_cast<size_t>(len);
+  }
 }
 
 // Python's round(): halves go to the even neighbour.
@@ -85,6 +98,7 @@ std::vector<Prompt> sonnet_prompts(size_t count, const SonnetOptions& options,
     lines = split_lines(generated_verses(kBuiltinLines, 0));
   } else {
     const InputFile file(options.path);
+    check_text(file);
     lines = split_lines(file.text());
     source = options.path;
     if (lines.empty()) file.fail_file("the file is empty: the sonnet dataset needs lines of text");

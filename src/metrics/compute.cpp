@@ -152,7 +152,10 @@ std::string classify_failure(const record::RequestRecord& r) {
                        "recv failure", "send failure", "broken pipe", "closed"})) {
     return "connection";
   }
-  if (contains_any(e, {"json", "malformed", "parse", "invalid", "utf-8", "utf8"})) {
+  // A broken chunked encoding is malformed with either engine (libcurl: "Illegal or missing
+  // hexadecimal sequence in chunked-encoding"; ours: "bad byte in a chunk size").
+  if (contains_any(e, {"json", "malformed", "parse", "invalid", "utf-8", "utf8", "chunked-encoding",
+                       "chunk size"})) {
     return "malformed";
   }
   if (contains_any(e, {"never received", "no choices", "no token"})) return "no_tokens";

@@ -311,6 +311,10 @@ TEST(ClassifyFailure, StableReasons) {
   r.http_status = 200;
   r.error = "bad SSE event: JSON parse error at byte 3";
   EXPECT_EQ(classify_failure(r), "malformed");
+  r.error =
+      "transport: Failure when receiving data from the peer: Illegal or missing "
+      "hexadecimal sequence in chunked-encoding";
+  EXPECT_EQ(classify_failure(r), "malformed");  // as ours says "bad byte in a chunk size"
   r.error = "Never received a valid chunk to calculate TTFT.";
   EXPECT_EQ(classify_failure(r), "no_tokens");
   r.first_token_ns = 10;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "report/report.h"
 #include "report/tables.h"
 #include "report/text_tables.h"
 
@@ -165,7 +166,9 @@ std::string compare_runs(std::span<const CompareInput> inputs,
                       {"delta", deltas},
                       {"ratio", ratios}});
     }
-    return json{{"baseline", base}, {"inputs", names}, {"rows", rows}}.dump(2) + "\n";
+    json out{{"baseline", base}, {"inputs", names}, {"rows", rows}};
+    make_valid_utf8(out);  // input names come from file names, which need not be UTF-8
+    return out.dump(2) + "\n";
   }
   std::vector<std::string> headers = {"Test name", "Metric", inputs.front().name};
   for (size_t i = 1; i < inputs.size(); ++i) {

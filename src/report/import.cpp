@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "metrics/metrics.h"
 #include "report/import_formats.h"
 #include "report/tables.h"
@@ -175,7 +176,7 @@ bool has_number(const json& j, const char* key) {
 std::string test_name_of(const json& j, const std::string& path) {
   if (j.contains("test_name") && j["test_name"].is_string())
     return j["test_name"].get<std::string>();
-  return fs::path(path).stem().string();
+  return core::valid_utf8_text(fs::path(path).stem().string());  // file names need not be UTF-8
 }
 
 // A vLLM (or servebench) latency / throughput result as a run of that kind.
@@ -214,6 +215,7 @@ RunResult throughput_run(json j, const std::string& path) {
 // The runs of a parsed result file, told apart by their keys.
 std::vector<RunResult> runs_in(json j, const std::string& path) {
   if (!j.is_object()) bad_input(path, "not a result: the top level is not a JSON object");
+  if (is_search_summary(j)) return importers::search_runs(j, path);
   if (j.contains("benchmarks") && j["benchmarks"].is_array()) {
     return importers::guidellm_runs(j, path);
   }
@@ -396,6 +398,22 @@ std::vector<RunResult> load_runs(const std::string& path) {
     std::erase_if(files, [](const std::string& f) {
       return fs::path(f).filename() == "summary_lifecycle_metrics.json";
     });
+  }
+  // An SLO search's summary brings its probes: their files are not read twice.
+  if (const auto summary = std::find_if(
+          files.begin(), files.end(),
+          [](const std::string& f) { return fs::path(f).filename() == "search.json"; });
+      summary != files.end()) {
+    const std::string summary_path = *summary;
+    const json j = parse_file(summary_path);
+    if (is_search_summary(j)) {
+      for (const std::string& probe : search_probe_paths(j, summary_path)) {
+        std::erase_if(files, [&](const std::string& f) {
+          std::error_code missing;  // a probe file that is gone matches nothing
+          return fs::equivalent(f, probe, missing);
+        });
+      }
+    }
   }
   if (files.empty()) bad_input(path, "no *.json result files in the directory");
   std::sort(files.begin(), files.end());

@@ -2,8 +2,8 @@
 // Other tools' result files mapped onto vLLM's result keys, so every layout reads them as it
 // reads a vLLM result: GuideLLM's benchmarks report (import_guidellm.cpp), inference-perf's
 // lifecycle reports (import_inference_perf.cpp), AIPerf's and genai-perf's profile exports
-// (import_aiperf.cpp) and SGLang bench_serving's JSONL (import_sglang.cpp). import.cpp tells the
-// formats apart. Each throws core::Error (kInput) naming the file and the key for a report it
+// (import_aiperf.cpp), SGLang bench_serving's JSONL (import_sglang.cpp) and servebench's own SLO
+// search summary (import_search.cpp). import.cpp tells the formats apart. Each throws core::Error (kInput) naming the file and the key for a report it
 // cannot read.
 #pragma once
 
@@ -15,6 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "report/tables.h"
+
+namespace servebench::report {
+// Whether a parsed file is a search.json; the probe results it names (import_search.cpp).
+bool is_search_summary(const nlohmann::json& j);
+std::vector<std::string> search_probe_paths(const nlohmann::json& summary, const std::string& path);
+}  // namespace servebench::report
 
 namespace servebench::report::importers {
 
@@ -61,6 +67,10 @@ bool is_sglang_result(const nlohmann::json& j);
 // One run per line of its JSONL output (a single-line .json is one line too).
 std::vector<RunResult> sglang_runs(const std::vector<nlohmann::json>& lines,
                                    const std::string& path);
+
+// The probes of `servebench run --search-slo`'s search.json, each its own saved result with the
+// probe under `servebench.search` (import_search.cpp).
+std::vector<RunResult> search_runs(const nlohmann::json& summary, const std::string& path);
 
 // "%Y%m%d-%H%M%S" in UTC for a Unix time in seconds (the result key "date").
 std::string utc_compact_date(double unix_seconds);

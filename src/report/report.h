@@ -96,6 +96,11 @@ std::string server_metrics_console_block(const nlohmann::json& server_metrics);
 nlohmann::json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
                                 std::span<const record::RequestRecord> records, bool detailed);
 
+// Every string and key of `j` through core::valid_utf8_text (a byte that is not UTF-8 shown as
+// `\xE9`), so dump() cannot throw "incomplete UTF-8 string" and lose a result after the run.
+// vllm_result_json applies it; anything added to a result afterwards needs it again.
+void make_valid_utf8(nlohmann::json& j);
+
 // vLLM's `.pytorch.json` companion (written only when SAVE_TO_PYTORCH_BENCHMARK_FORMAT is set):
 // one record per TTFT/TPOT/ITL aggregate present in `result`; `args` is the run's flags as JSON.
 // Empty array when `result` has none of those keys.

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "report/report.h"
 
 namespace servebench::report {
@@ -15,9 +16,10 @@ namespace {
 
 using nlohmann::json;
 
-// Replaces every byte that does not start a valid UTF-8 sequence (RFC 3629: no overlongs, no
-// surrogates, nothing above U+10FFFF) with U+FFFD, so a cut multi-byte character never makes
-// the result unserialisable.
+// Generated text: replaces every byte that does not start a valid UTF-8 sequence (RFC 3629: no
+// overlongs, no surrogates, nothing above U+10FFFF) with U+FFFD, as Python's decode with
+// errors="replace" does to a cut multi-byte character. Every other string goes through
+// core::valid_utf8_text (`\xE9` shown).
 std::string valid_utf8(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -66,7 +68,7 @@ json number_or_inf(double x) {
 
 json string_or_null(const std::string& s) {
   if (s.empty()) return nullptr;
-  return valid_utf8(s);
+  return core::valid_utf8_text(s);
 }
 
 json unfinished_json(const metrics::Unfinished& u) {
@@ -118,10 +120,12 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
   j["endpoint_type"] = info.backend;  // vLLM keeps both names for backward compatibility
   j["backend"] = info.backend;
   j["label"] = string_or_null(info.label);
-  j["model_id"] = valid_utf8(info.model_id);
+  j["model_id"] = core::valid_utf8_text(info.model_id);
   j["tokenizer_id"] = info.has_tokenizer ? string_or_null(info.tokenizer_id) : json(nullptr);
   j["num_prompts"] = info.num_prompts;
-  for (const auto& [key, value] : info.metadata) j[valid_utf8(key)] = valid_utf8(value);
+  for (const auto& [key, value] : info.metadata) {
+    j[core::valid_utf8_text(key)] = core::valid_utf8_text(value);
+  }
   j["request_rate"] = number_or_inf(info.request_rate);
   j["burstiness"] = number_or_inf(info.burstiness);
   j["max_concurrency"] = info.max_concurrency > 0 ? json(info.max_concurrency) : json(nullptr);
@@ -197,7 +201,7 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
     itls.push_back(std::move(gaps));
     start_times.push_back(r->sent_ns >= 0 ? ns_to_s(r->sent_ns) : 0.0);
     texts.push_back(valid_utf8(r->generated_text));
-    errors.push_back(valid_utf8(core::redact_secrets(r->error)));
+    errors.push_back(core::valid_utf8_text(core::redact_secrets(r->error)));
     intended.push_back(r->intended_ns >= 0 ? json(ns_to_s(r->intended_ns)) : json(nullptr));
     reasons.push_back(metrics::classify_failure(*r));
   }
@@ -271,7 +275,30 @@ json vllm_result_json(const metrics::Summary& summary, const RunInfo& info,
     sb["failure_reasons"] = std::move(reasons);
   }
   j["servebench"] = std::move(sb);
+  make_valid_utf8(j);  // whatever string was missed above: dump() must not throw
   return j;
+}
+
+void make_valid_utf8(json& j) {
+  if (j.is_string()) {
+    auto& s = j.get_ref<std::string&>();
+    if (!core::is_valid_utf8(s)) s = core::valid_utf8_text(s);
+  } else if (j.is_array()) {
+    for (json& e : j) make_valid_utf8(e);
+  } else if (j.is_object()) {
+    bool bad_key = false;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      make_valid_utf8(it.value());
+      bad_key = bad_key || !core::is_valid_utf8(it.key());
+    }
+    if (bad_key) {
+      json fixed = json::object();
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        fixed[core::valid_utf8_text(it.key())] = std::move(it.value());
+      }
+      j = std::move(fixed);
+    }
+  }
 }
 
 json pytorch_benchmark_records(const json& result, const json& args, const std::string& model) {

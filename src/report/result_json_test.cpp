@@ -287,6 +287,29 @@ TEST(VllmResultJson, ZeroCompletedStillWritesEveryKey) {
   EXPECT_NO_THROW((void)j.dump());
 }
 
+// Issue 19, defect 2: `--label $'lab\xe9'` (or a Latin-1 metadata value or server label) made
+// dump() throw after the run and left a 0-byte result. Every such string is shown escaped.
+TEST(VllmResultJson, InvalidUtf8IsShownEscapedAndNeverThrows) {
+  std::vector<RequestRecord> rs(1);
+  rs[0].index = 0;
+  rs[0].error = "HTTP 500: caf\xe9";
+  metrics::Summary s = metrics::compute(rs, 0.5, {});
+  RunInfo i = info();
+  i.label = "lab\xe9";
+  i.metadata["site\xe9"] = "Z\xfcrich";
+  json j = vllm_result_json(s, i, rs, true);
+  EXPECT_EQ(j["label"], "lab\\xE9");
+  EXPECT_EQ(j["site\\xE9"], "Z\\xFCrich");
+  EXPECT_EQ(j["errors"][0], "HTTP 500: caf\\xE9");
+  // Anything added afterwards (the run adds server metrics, arguments) is made valid again.
+  j["servebench"]["server_metrics"] = {{"labels", {{"model_name", "m\xe9"}}}};
+  EXPECT_THROW((void)j.dump(), json::type_error);
+  make_valid_utf8(j);
+  std::string text;
+  EXPECT_NO_THROW(text = j.dump());
+  EXPECT_EQ(json::parse(text)["servebench"]["server_metrics"]["labels"]["model_name"], "m\\xE9");
+}
+
 TEST(PytorchBenchmarkRecords, OneRecordPerPresentAggregate) {
   json result = make(false);
   json args = {{"model", "m"}, {"num_prompts", 3}};

@@ -448,7 +448,10 @@ std::string vllm_suite_markdown(std::span<const RunResult> runs, MarkdownStyle s
   const std::vector<RunResult> latency = runs_of_kind(runs, "latency");
   const std::vector<RunResult> throughput = runs_of_kind(runs, "throughput");
   const std::vector<RunResult> serving = runs_of_kind(runs, "serving");
-  if (latency.empty() && throughput.empty()) return vllm_serving_markdown(runs, style);
+  const std::string search = search_markdown(runs);
+  if (latency.empty() && throughput.empty()) {
+    return vllm_serving_markdown(runs, style) + (search.empty() ? "" : "\n" + search);
+  }
   // The section titles of vLLM's performance-benchmarks-descriptions.md.
   std::string out;
   auto section = [&](const char* title, const std::string& table) {
@@ -458,6 +461,7 @@ std::string vllm_suite_markdown(std::span<const RunResult> runs, MarkdownStyle s
   if (!latency.empty()) section("Latency tests", vllm_latency_markdown(latency, style));
   if (!throughput.empty()) section("Throughput tests", vllm_throughput_markdown(throughput, style));
   if (!serving.empty()) section("Serving tests", vllm_serving_markdown(serving, style));
+  if (!search.empty()) out += "\n" + search;
   return out;
 }
 

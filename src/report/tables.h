@@ -69,6 +69,10 @@ std::string vllm_throughput_markdown(std::span<const RunResult> runs, MarkdownSt
 // latency or throughput runs, "## Latency tests", "## Throughput tests" and "## Serving tests"
 // sections, each kind present.
 std::string vllm_suite_markdown(std::span<const RunResult> runs, MarkdownStyle style);
+// `run --search-slo`'s probes (runs read from a search.json) as a table per search: load, sent,
+// within the SLOs, attainment, each SLO metric's P99, meets; then the answer. "" without probes.
+// vllm_suite_markdown appends it.
+std::string search_markdown(std::span<const RunResult> runs);
 // The runs of one kind.
 std::vector<RunResult> runs_of_kind(std::span<const RunResult> runs, const std::string& kind);
 

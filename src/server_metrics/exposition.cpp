@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "server_metrics/server_metrics.h"
 
 namespace servebench::server_metrics {
@@ -81,7 +82,11 @@ class LineParser {
     std::string canonical;
     for (const auto& [label, value] : pairs) {
       if (!canonical.empty()) canonical += ',';
-      canonical.append(label).append("=\"").append(value).append("\"");
+      canonical.append(label).append("=\"");
+      // A byte that is not UTF-8 (a Latin-1 label) shown as `\xE9`, its backslash escaped as
+      // the canonical form keeps escapes: the summary's JSON can always be written.
+      core::append_valid_utf8(canonical, value, "\\\\x");
+      canonical += '"';
     }
     return canonical;
   }

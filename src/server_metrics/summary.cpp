@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/json_text.h"
 #include "metrics/metrics.h"
 #include "server_metrics/server_metrics.h"
 
@@ -379,11 +380,12 @@ nlohmann::json summarize(const std::vector<EndpointSeries>& endpoints,
     size_t in_window = 0;
     for (const Scrape& s : endpoint.scrapes) in_window += s.t_ns >= from_ns && s.t_ns <= to_ns;
     nlohmann::json e = {
-        {"url", endpoint.url},
+        {"url", core::valid_utf8_text(endpoint.url)},
         {"scrapes", in_window},
         {"failures", endpoint.failures},
-        {"first_error", endpoint.first_error.empty() ? nlohmann::json(nullptr)
-                                                     : nlohmann::json(endpoint.first_error)},
+        {"first_error", endpoint.first_error.empty()
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json(core::valid_utf8_text(endpoint.first_error))},
         {"metrics", nlohmann::json::object()}};
     const std::map<std::string, Family> families = collect(endpoint, from_ns, to_ns);
     for (size_t k = 0; k < headline.size(); ++k)

@@ -221,7 +221,7 @@ bool Connection::write_all(const char* p, size_t n) {
   if (state_ == State::kClosed) return false;
   if (!outbuf_.empty()) {
     outbuf_.append(p, n);
-    return true;
+    return buffered();
   }
   ssize_t r = ::send(fd(), p, n, MSG_NOSIGNAL);
   if (r == static_cast<ssize_t>(n)) return true;
@@ -233,6 +233,20 @@ bool Connection::write_all(const char* p, size_t n) {
     r = 0;
   }
   outbuf_.append(p + r, n - static_cast<size_t>(r));
+  return buffered();
+}
+
+bool Connection::buffered() {
+  if (outbuf_.size() > front().opts.max_output_buffer_bytes) {
+    // A client that does not read: bounded memory, and the trace says so (not "ok").
+    outbuf_.clear();
+    if (stream_) {
+      end_stream("client_not_reading", stream_->streaming ? 200 : 0, How::kReset);
+    } else {
+      reset();
+    }
+    return false;
+  }
   start_write_wait();
   return true;
 }

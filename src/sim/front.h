@@ -173,6 +173,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
                             std::string_view extra_headers = {}, size_t content_length = SIZE_MAX);
   bool write_all(const char* p, size_t n);
   bool write_all(std::string_view s) { return write_all(s.data(), s.size()); }
+  // After bytes were left in outbuf_: waits for the socket, or ends a stream whose client has
+  // let more than Options::max_output_buffer_bytes pile up (false).
+  bool buffered();
   bool send_event(std::string_view payload);  // one HTTP chunk
   void start_write_wait();
   void start_watch();

@@ -112,7 +112,7 @@ void Connection::handle_generation(Endpoint endpoint, const http::request<http::
     s->shape.head = g.model;  // non-streaming keeps the model name for the body
   }
   if (f.trace) {
-    size_t reserve = static_cast<size_t>(std::min(n, 1 << 16));
+    size_t reserve = static_cast<size_t>(std::clamp(n, 0, 1 << 16));
     s->due_ns.reserve(reserve);
     s->sent_ns.reserve(reserve);
   }

@@ -382,7 +382,8 @@ bool parse_generation_request(Endpoint endpoint, std::string_view body,
           std::string(param) + " must be at least 1, got " + std::to_string(*asked) + ".", param);
       return false;
     }
-    if (count + *asked > max_len) {
+    // Not `count + *asked > max_len`: a huge max_tokens (2^63 - 1) overflows the sum.
+    if (*asked > max_len - count) {
       error = bad_request(
           "'max_tokens' or 'max_completion_tokens' is too large: " + std::to_string(*asked) +
               ". This model's maximum context length is " + std::to_string(max_len) +

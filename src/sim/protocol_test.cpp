@@ -142,6 +142,19 @@ TEST_F(ParseTest, PromptAtContextLimitIsRejectedAsVllmSays) {
             "context length is 10 tokens and your request has 3 input tokens (8 > 10 - 3).");
 }
 
+// Defect (issue 19): prompt + max_tokens overflowed int64 and the request passed the check.
+TEST_F(ParseTest, LargestMaxTokensIsTooLargeNotOverflowed) {
+  EXPECT_FALSE(
+      parse(Endpoint::kCompletions, R"({"prompt":"a b c","max_tokens":9223372036854775807})", 10));
+  EXPECT_EQ(err_.message,
+            "'max_tokens' or 'max_completion_tokens' is too large: 9223372036854775807. This "
+            "model's maximum context length is 10 tokens and your request has 3 input tokens "
+            "(9223372036854775807 > 10 - 3).");
+  EXPECT_FALSE(parse(Endpoint::kChat, R"({"messages":[{"role":"user","content":"a"}],)"
+                                      R"("max_completion_tokens":9223372036854775807})"));
+  EXPECT_EQ(err_.param, "max_tokens");
+}
+
 TEST(ProtocolTest, ErrorJsonShape) {
   EXPECT_EQ(
       detail::error_json(ApiError{404, "NotFoundError", "The model `x` does not exist.", "model"}),

@@ -81,6 +81,9 @@ struct Options {
   uint64_t seed = 0;
   int32_t max_model_len = 131072;
   size_t max_body_bytes = 32 << 20;  // larger request bodies get 413
+  // Bytes a connection may hold unsent for a client that does not read; past it the stream ends
+  // (reset) and the trace says "client_not_reading".
+  size_t max_output_buffer_bytes = 16 << 20;
 
   std::vector<FaultRule> faults;
   std::string trace_out;  // JSONL of server-side times per request; "" = off

@@ -1,5 +1,6 @@
 // The --trace-out ground truth written for each request.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <filesystem>
 #include <fstream>
@@ -81,6 +82,83 @@ TEST(SimServerTrace, TraceRecordsDueAndSentTimesPerToken) {
     const json reset_line = by_id("req-4");
     EXPECT_EQ(reset_line["outcome"], "fault");
     EXPECT_EQ(reset_line["status"], 0);
+  }
+  std::filesystem::remove(path);
+}
+
+std::vector<json> trace_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  return lines;
+}
+
+// Defect (issue 19): max_tokens 2^63 - 1 overflowed prompt + max_tokens past the context check;
+// the 400 said "max_tokens=-1", and with the trace on, vector::reserve threw std::length_error
+// and the process aborted with the trace lost.
+TEST(SimServerTrace, HugeMaxTokensIsRefusedAndTraced) {
+  std::string path = ::testing::TempDir() + "sim_trace_huge_max_tokens.jsonl";
+  Options o = fast_options();
+  o.trace_out = path;
+  {
+    Server s(o);
+    s.start();
+    RawClient c(s.port());
+    Response r =
+        c.request("POST", "/v1/completions",
+                  R"({"model":"sim-model","prompt":"a b","max_tokens":9223372036854775807,)"
+                  R"("min_tokens":1,"stream":true})");
+    EXPECT_EQ(r.status, 400);
+    EXPECT_NE(r.body.find("too large: 9223372036854775807"), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find("=-1"), std::string::npos) << r.body;
+    EXPECT_EQ(c.request("POST", "/v1/completions", completion_body(2, true)).status, 200);
+    s.stop();
+  }
+  std::vector<json> lines = trace_lines(path);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["outcome"], "rejected");
+  EXPECT_EQ(lines[0]["status"], 400);
+  EXPECT_EQ(lines[1]["outcome"], "ok");
+  std::filesystem::remove(path);
+}
+
+// Defect (issue 19): a client that never read had its whole answer buffered without bound while
+// the trace said "ok", on time. Now the buffer is bounded, the stream is reset, and the trace
+// says "client_not_reading".
+TEST(SimServerTrace, ClientThatDoesNotReadIsCutOffAndTraced) {
+  std::string path = ::testing::TempDir() + "sim_trace_not_reading.jsonl";
+  Options o = fast_options();
+  o.trace_out = path;
+  o.fixed.itl = {0.001, 0};
+  o.max_model_len = 200'000;
+  o.max_output_buffer_bytes = 256 << 10;
+  {
+    Server s(o);
+    s.start();
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    int small = 4096;  // before connect: no window autotuning
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(s.port());
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    std::string body = completion_body(150'000, true);
+    std::string req =
+        "POST /v1/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: "
+        "application/json\r\ncontent-length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+    // Never read. The model's tokens are all due within ~0.2 s; without the bound the stream
+    // ends "ok" with everything buffered, with it much sooner. A stream still open at stop()
+    // would be traced "server_stopped".
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    s.stop();
+    ::close(fd);
+    std::vector<json> lines = trace_lines(path);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0]["outcome"], "client_not_reading");
+    EXPECT_LT(lines[0]["tokens_sent"].get<int>(), 150'000);
   }
   std::filesystem::remove(path);
 }
