@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "record/record.h"
@@ -24,15 +25,41 @@ namespace servebench::client {
 
 enum class Api { kCompletions, kChatCompletions };
 
+// Longest time the client waits for anything (~31.7 years): a larger timeout in seconds (or an
+// infinite or NaN one) is clamped to it where seconds become ns, so 1e10 s never wraps into a
+// negative deadline.
+inline constexpr double kMaxTimeoutS = 1e9;
+
 struct Endpoint {
-  std::string url;  // full URL, e.g. http://127.0.0.1:8000/v1/completions
+  // Full URL, e.g. http://127.0.0.1:8000/v1/completions. "user:password@" in it is sent as Basic
+  // auth, as vLLM's aiohttp does; register_endpoint_secrets keeps it out of every text.
+  std::string url;
   Api api = Api::kCompletions;
   std::string model;                 // the "model" field sent
-  std::vector<std::string> headers;  // "Name: value"
+  std::vector<std::string> headers;  // "Name: value"; no framing header (check_extra_header)
   std::string api_key;               // sent as "Authorization: Bearer …"; never logged
   bool insecure = false;             // skip TLS verification
-  double timeout_s = 6 * 3600;       // per request, as vLLM's aiohttp total timeout
+  // PEM file of the CAs TLS peers are verified with (curl). Empty: $CURL_CA_BUNDLE, else
+  // $SSL_CERT_FILE (as curl's tool reads them), else libcurl's built-in bundle.
+  std::string ca_file;
+  double timeout_s = 6 * 3600;  // per request, as vLLM's aiohttp total timeout (≤ kMaxTimeoutS)
 };
+
+// Throws core::Error (usage, at `where`, e.g. "--header") when `name` may not be given as an
+// extra header: the framing headers each transport writes itself (Host, Content-Length,
+// Transfer-Encoding, Connection), whose second copy would make the request ambiguous.
+void check_extra_header(std::string_view name, const std::string& where = "--header");
+
+// Checks an endpoint before anything is sent: each extra header (check_extra_header, where
+// "--header"). run() and wait_until_ready() call it; a caller may call it earlier.
+void validate_endpoint(const Endpoint& endpoint);
+
+// Registers (core::register_secret) the password of the URL's "user:password@" and the Basic
+// auth that carries it ("Basic " + base64 of user:password, as sent), so that a server echoing
+// them leaves no trace in errors, records or results. Call before threads that report errors
+// start (where --header credentials are registered); run() and wait_until_ready() call it too
+// (a no-op once registered).
+void register_endpoint_secrets(const Endpoint& endpoint);
 
 // One request to send: what goes in the body and when.
 struct PlannedRequest {
