@@ -25,9 +25,7 @@ namespace servebench::client {
 
 enum class Api { kCompletions, kChatCompletions };
 
-// Longest time the client waits for anything (~31.7 years): a larger timeout in seconds (or an
-// infinite or NaN one) is clamped to it where seconds become ns, so 1e10 s never wraps into a
-// negative deadline.
+// Longest wait (~31.7 years): larger (or NaN) timeouts are clamped to it where seconds become ns.
 inline constexpr double kMaxTimeoutS = 1e9;
 
 struct Endpoint {
@@ -45,20 +43,16 @@ struct Endpoint {
   double timeout_s = 6 * 3600;  // per request, as vLLM's aiohttp total timeout (≤ kMaxTimeoutS)
 };
 
-// Throws core::Error (usage, at `where`, e.g. "--header") when `name` may not be given as an
-// extra header: the framing headers each transport writes itself (Host, Content-Length,
-// Transfer-Encoding, Connection), whose second copy would make the request ambiguous.
+// Throws core::Error (usage, at `where`) for a header the client frames itself and may not be
+// given twice: Host, Content-Length, Transfer-Encoding, Connection.
 void check_extra_header(std::string_view name, const std::string& where = "--header");
 
-// Checks an endpoint before anything is sent: each extra header (check_extra_header, where
-// "--header"). run() and wait_until_ready() call it; a caller may call it earlier.
+// Before anything is sent (run() and wait_until_ready() call it): check_extra_header on every
+// header; a ca_file that cannot be read throws core::Error (input) naming it.
 void validate_endpoint(const Endpoint& endpoint);
 
-// Registers (core::register_secret) the password of the URL's "user:password@" and the Basic
-// auth that carries it ("Basic " + base64 of user:password, as sent), so that a server echoing
-// them leaves no trace in errors, records or results. Call before threads that report errors
-// start (where --header credentials are registered); run() and wait_until_ready() call it too
-// (a no-op once registered).
+// core::register_secret for the URL's password and its "Basic <base64>" as sent. Call before
+// threads that report errors start; run() and wait_until_ready() call it too (then a no-op).
 void register_endpoint_secrets(const Endpoint& endpoint);
 
 // One request to send: what goes in the body and when.
