@@ -81,6 +81,8 @@ size_t paced_count(const std::vector<PlannedRequest>& plan) {
 ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
                 const std::vector<PlannedRequest>& plan, const RunOptions& options,
                 const tokenizer::Tokenizer& tokenizer, const RecordSink& sink) {
+  validate_endpoint(endpoint);
+  register_endpoint_secrets(endpoint);
   ClientStats stats;
   stats.transport = detail::use_http1_transport(endpoint, options.http_engine) ? "http1" : "curl";
   if (plan.empty()) return stats;
@@ -208,9 +210,11 @@ struct EasyHandle {
 }  // namespace
 
 void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
+  validate_endpoint(endpoint);
+  register_endpoint_secrets(endpoint);
   detail::ensure_curl_initialized();
   const std::string body = detail::build_ready_check_body(endpoint);
-  const int64_t deadline = core::mono_ns() + static_cast<int64_t>(std::max(0.0, timeout_s) * 1e9);
+  const int64_t deadline = core::mono_ns() + detail::timeout_ns(timeout_s, 0);
   std::string last_failure;
   for (int attempt = 0;; ++attempt) {
     EasyHandle handle;

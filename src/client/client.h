@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "record/record.h"
@@ -24,15 +25,35 @@ namespace servebench::client {
 
 enum class Api { kCompletions, kChatCompletions };
 
+// Longest wait (~31.7 years): larger (or NaN) timeouts are clamped to it where seconds become ns.
+inline constexpr double kMaxTimeoutS = 1e9;
+
 struct Endpoint {
-  std::string url;  // full URL, e.g. http://127.0.0.1:8000/v1/completions
+  // Full URL, e.g. http://127.0.0.1:8000/v1/completions. "user:password@" in it is sent as Basic
+  // auth, as vLLM's aiohttp does; register_endpoint_secrets keeps it out of every text.
+  std::string url;
   Api api = Api::kCompletions;
   std::string model;                 // the "model" field sent
-  std::vector<std::string> headers;  // "Name: value"
+  std::vector<std::string> headers;  // "Name: value"; no framing header (check_extra_header)
   std::string api_key;               // sent as "Authorization: Bearer …"; never logged
   bool insecure = false;             // skip TLS verification
-  double timeout_s = 6 * 3600;       // per request, as vLLM's aiohttp total timeout
+  // PEM file of the CAs TLS peers are verified with (curl). Empty: $CURL_CA_BUNDLE, else
+  // $SSL_CERT_FILE (as curl's tool reads them), else libcurl's built-in bundle.
+  std::string ca_file;
+  double timeout_s = 6 * 3600;  // per request, as vLLM's aiohttp total timeout (≤ kMaxTimeoutS)
 };
+
+// Throws core::Error (usage, at `where`) for a header the client frames itself and may not be
+// given twice: Host, Content-Length, Transfer-Encoding, Connection.
+void check_extra_header(std::string_view name, const std::string& where = "--header");
+
+// Before anything is sent (run() and wait_until_ready() call it): check_extra_header on every
+// header; a ca_file that cannot be read throws core::Error (input) naming it.
+void validate_endpoint(const Endpoint& endpoint);
+
+// core::register_secret for the URL's password and its "Basic <base64>" as sent. Call before
+// threads that report errors start; run() and wait_until_ready() call it too (then a no-op).
+void register_endpoint_secrets(const Endpoint& endpoint);
 
 // One request to send: what goes in the body and when.
 struct PlannedRequest {

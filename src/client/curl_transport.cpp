@@ -227,11 +227,14 @@ void set_common_options(CURL* easy, const Endpoint& endpoint, long buffer_bytes)
   curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, buffer_bytes);
   curl_easy_setopt(easy, CURLOPT_PROXY, "");  // as aiohttp (trust_env=False): no env proxies
   curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(std::max(1.0, endpoint.timeout_s * 1000.0)));
+                   static_cast<long>(timeout_ns(endpoint.timeout_s, 0.001) / 1'000'000));
   if (endpoint.insecure) {
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
   }
+  // A private CA (libcurl copies the path).
+  if (const std::string ca_file = ca_file_for(endpoint); !ca_file.empty())
+    curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file.c_str());
   // Over TLS, wait for a connection that may multiplex (HTTP/2) rather than open another.
   if (endpoint.url.rfind("https://", 0) == 0) curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
 }

@@ -222,7 +222,7 @@ void EventLoop::Impl::run() {
   t0 = shared.t0_ns.load();
   context.t0_ns = t0;
   if (shared.options->max_duration_s > 0)
-    duration_end_ns = t0 + static_cast<int64_t>(shared.options->max_duration_s * 1e9);
+    duration_end_ns = t0 + detail::timeout_ns(shared.options->max_duration_s, 0);
   epoll_event events[kMaxEvents];
   while (remaining > 0) {
     if (!stopping && duration_end_ns >= 0 && core::mono_ns() >= duration_end_ns) {

@@ -158,7 +158,7 @@ void EventLoop::Impl::begin_stop(int64_t now_abs) {
   }
   ready_turns.clear();
   double drain_s = shared.abort.load() || duration_ended ? 0.0 : shared.options->drain_timeout_s;
-  drain_deadline_ns = now_abs + static_cast<int64_t>(std::max(0.0, drain_s) * 1e9);
+  drain_deadline_ns = now_abs + timeout_ns(drain_s, 0);
 }
 
 void EventLoop::Impl::abort_in_flight() {

@@ -3,22 +3,20 @@
 // response parsed in place (http1_response.h), the body de-chunked straight into the
 // exchange's SSE reader. Requests go out with one sendmsg (head + prebuilt body); connections
 // are kept alive and reused, most recently used first.
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <deque>
 #include <optional>
 
 #include "client/arrival_clock.h"
 #include "client/event_loop.h"
+#include "client/http1_address.h"
 #include "client/http1_response.h"
 #include "client/sse_stream.h"
 #include "client/transport.h"
@@ -31,54 +29,6 @@ namespace {
 
 // One read buffer per loop: a read never holds more than one readiness event's bytes.
 constexpr size_t kReadBufferBytes = 64 * 1024;
-
-struct HttpUrl {
-  std::string host;         // without brackets
-  std::string port = "80";  // as text, for getaddrinfo
-  std::string host_header;  // "host[:port]" as written in the URL
-  std::string target = "/";
-};
-
-// Parses "http://host[:port][/path][?query]"; false for anything this transport does not
-// serve (another scheme, user info, an empty host).
-bool parse_http_url(const std::string& url, HttpUrl* out) {
-  if (url.size() < 8 || strncasecmp(url.c_str(), "http://", 7) != 0) return false;
-  std::string_view rest = std::string_view(url).substr(7);
-  size_t authority_end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, authority_end);
-  if (authority.empty() || authority.find('@') != std::string_view::npos) return false;
-  HttpUrl parsed;
-  parsed.host_header = std::string(authority);
-  std::string_view port;
-  if (authority.front() == '[') {
-    size_t close = authority.find(']');
-    if (close == std::string_view::npos) return false;
-    parsed.host = std::string(authority.substr(1, close - 1));
-    if (close + 1 < authority.size()) {
-      if (authority[close + 1] != ':') return false;
-      port = authority.substr(close + 2);
-    }
-  } else {
-    size_t colon = authority.rfind(':');
-    parsed.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (parsed.host.empty()) return false;
-  if (!port.empty()) {
-    int number = 0;
-    auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
-    if (error != std::errc() || end != port.data() + port.size() || number < 1 || number > 65535)
-      return false;
-    parsed.port = std::string(port);
-  }
-  if (authority_end != std::string_view::npos) {
-    std::string_view target = rest.substr(authority_end);
-    target = target.substr(0, target.find('#'));
-    parsed.target = target.front() == '/' ? std::string(target) : "/" + std::string(target);
-  }
-  *out = std::move(parsed);
-  return true;
-}
 
 struct Connection;
 
@@ -127,12 +77,16 @@ class Http1Transport final : public Transport {
                         "the http1 engine serves plain http://host[:port]/path URLs only; use "
                         "curl for " +
                             one_line_message(endpoint.url, 100));
-    timeout_ns_ = static_cast<int64_t>(std::max(0.001, endpoint.timeout_s) * 1e9);
+    timeout_ns_ = timeout_ns(endpoint.timeout_s, 0.001);
     std::vector<std::string> lines = base_header_lines(endpoint);
     if (!has_header(lines, "host")) lines.insert(lines.begin(), "Host: " + url_.host_header);
     if (!has_header(lines, "accept")) lines.push_back("Accept: */*");
+    // User info in the URL, as libcurl sends it: unless an Authorization header is given.
+    if (const std::string basic = basic_auth_value(endpoint.url);
+        !basic.empty() && !has_header(lines, "authorization"))
+      lines.push_back("Authorization: " + basic);
     for (const std::string& line : lines) fixed_headers_ += line + "\r\n";
-    resolve();
+    addresses_ = resolve_http_host(url_, &resolve_error_);
     if (context.kernel_timestamps) stamps_on_.emplace();
   }
 
@@ -247,25 +201,6 @@ class Http1Transport final : public Transport {
     std::string message;
   };
 
-  void resolve() {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    int status = getaddrinfo(url_.host.c_str(), url_.port.c_str(), &hints, &found);
-    if (status != 0) {
-      resolve_error_ =
-          "transport: could not resolve host '" + url_.host + "': " + gai_strerror(status);
-      return;
-    }
-    for (addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
-      sockaddr_storage address{};
-      std::memcpy(&address, entry->ai_addr, entry->ai_addrlen);
-      addresses_.push_back({address, entry->ai_addrlen});
-    }
-    freeaddrinfo(found);
-  }
-
   // --- the exchange's way to a connection
 
   void send_on_a_connection(Http1Exchange& exchange) {
@@ -318,7 +253,7 @@ class Http1Transport final : public Transport {
   std::string connect_from(Connection* connection, size_t first) {
     int last_errno = 0;
     for (size_t i = first; i < addresses_.size(); ++i) {
-      const Address& address = addresses_[i];
+      const SocketAddress& address = addresses_[i];
       int fd = ::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
       if (fd < 0) {
         last_errno = errno;
@@ -556,15 +491,10 @@ class Http1Transport final : public Transport {
     closed_.push_back(connection);
   }
 
-  struct Address {
-    sockaddr_storage storage;
-    socklen_t length;
-  };
-
   TransportContext& context_;
   HttpUrl url_;
   std::string fixed_headers_;  // every header line but x-request-id and Content-Length
-  std::vector<Address> addresses_;
+  std::vector<SocketAddress> addresses_;
   std::string resolve_error_;
   size_t preferred_address_ = 0;  // the last address that connected
   int64_t timeout_ns_ = 0;

@@ -2,7 +2,9 @@
 // tail carried to the next read, data lines joined, [DONE], and what each event says taken
 // into the record. The event's JSON is read by the template fast path (sse_template.cpp) when
 // it can, else in full (sse_event_json.cpp).
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "client/sse_event.h"
@@ -11,6 +13,21 @@
 namespace servebench::client::detail {
 
 namespace {
+
+constexpr int64_t kMaxUsageCount = std::numeric_limits<int32_t>::max();
+
+// A CR not followed by LF: the stream ends its lines with CR alone. A CR ending the bytes is
+// undecided (its LF may come with the next read).
+bool has_lone_cr(const char* begin, size_t length) {
+  const char* end = begin + length;
+  for (const char* at = begin; at < end;) {
+    const auto* cr = static_cast<const char*>(std::memchr(at, '\r', end - at));
+    if (cr == nullptr || cr + 1 >= end) return false;
+    if (cr[1] != '\n') return true;
+    at = cr + 2;
+  }
+  return false;
+}
 
 bool starts_with(const char* begin, const char* end, std::string_view prefix) {
   return static_cast<size_t>(end - begin) >= prefix.size() &&
@@ -41,7 +58,13 @@ void StreamReader::begin(record::RequestRecord* record) {
   record_ = record;
   tail_.clear();
   tail_offset_ = 0;
+  tail_search_ = 0;
+  tail_single_line_ = true;
   body_offset_ = 0;
+  cr_line_ends_ = false;
+  pending_cr_ = false;
+  saw_lone_cr_ = false;
+  searched_bytes_ = 0;
   events_ = 0;
   done_ns_ = -1;
   last_completion_tokens_ = 0;
@@ -58,36 +81,141 @@ void StreamReader::feed(const char* data, size_t length, int64_t now_ns) {
     body_offset_ += length;
     return;
   }
+  if (cr_line_ends_) {
+    feed_cr_only(data, length, now_ns);
+    return;
+  }
   if (tail_.empty()) {
     // Common case: whole events in this read, parsed in place.
-    size_t used = scan(data, length, body_offset_, now_ns);
+    size_t used = scan(data, length, body_offset_, now_ns, 0);
+    if (saw_lone_cr_) {
+      // A stream with CR line ends: what is not yet taken is read again, line ends rewritten.
+      body_offset_ += used;
+      feed_cr_only(data + used, length - used, now_ns);
+      return;
+    }
     if (used < length && !failed_ && done_ns_ < 0) {
       tail_.assign(data + used, length - used);
       tail_offset_ = body_offset_ + used;
+      tail_search_ = scan_resume_;
+      tail_single_line_ = scan_single_line_;
     }
   } else {
     tail_.append(data, length);
-    size_t used = scan(tail_.data(), tail_.size(), tail_offset_, now_ns);
-    tail_.erase(0, used);
-    tail_offset_ += used;
+    take_tail(now_ns);
   }
   body_offset_ += length;
 }
 
-size_t StreamReader::scan(const char* buffer, size_t length, uint64_t base_offset, int64_t now_ns) {
+void StreamReader::take_tail(int64_t now_ns) {
+  // Resumed where the last scan of this tail stopped: an event of many reads is searched once.
+  size_t used = scan(tail_.data(), tail_.size(), tail_offset_, now_ns, tail_search_);
+  if (saw_lone_cr_ && !cr_line_ends_) {
+    std::string rest = tail_.substr(used);
+    const uint64_t rest_offset = tail_offset_ + used;
+    tail_.clear();
+    tail_search_ = 0;
+    const uint64_t fed = body_offset_;
+    body_offset_ = rest_offset;
+    cr_line_ends_ = true;
+    feed_cr_only(rest.data(), rest.size(), now_ns);
+    body_offset_ = fed;  // the caller adds this read's length
+    return;
+  }
+  tail_.erase(0, used);
+  tail_offset_ += used;
+  tail_search_ = scan_resume_;
+  tail_single_line_ = scan_single_line_;
+  if (!failed_ && done_ns_ < 0 && tail_.size() > kMaxEventBytes) {
+    fail("an SSE event exceeds " + std::to_string(kMaxEventBytes >> 20) +
+         " MiB (unterminated at byte " + std::to_string(tail_offset_ + tail_.size()) + ")");
+    tail_.clear();
+  }
+}
+
+// WHATWG SSE: a line ends with CRLF, LF or CR. A stream seen to end lines with a lone CR has each
+// CR (and CRLF) rewritten to LF before the usual scan; a CR that ends a read ends its line at
+// once, and an LF starting the next read is then the rest of that CRLF.
+void StreamReader::feed_cr_only(const char* data, size_t length, int64_t now_ns) {
+  cr_line_ends_ = true;
+  const size_t before = tail_.size();
+  tail_.reserve(before + length);
+  size_t i = 0;
+  if (pending_cr_ && length > 0 && data[0] == '\n') i = 1;
+  pending_cr_ = false;
+  for (; i < length; ++i) {
+    const char c = data[i];
+    if (c != '\r') {
+      tail_.push_back(c);
+      continue;
+    }
+    tail_.push_back('\n');
+    if (i + 1 < length) {
+      if (data[i + 1] == '\n') ++i;
+    } else {
+      pending_cr_ = true;
+    }
+  }
+  if (before == 0) {
+    tail_offset_ = body_offset_;
+    tail_search_ = 0;
+    tail_single_line_ = true;
+  }
+  take_tail(now_ns);
+  body_offset_ += length;
+}
+
+// A block ended by LFs with a lone CR inside (a stream mixing CR with other line ends): its
+// lines split at every line end, and the events that makes read one by one. Off the hot path:
+// only for blocks that are not one data line, or that failed to parse.
+void StreamReader::reread_with_cr_line_ends(const char* begin, const char* end, uint64_t offset,
+                                            int64_t now_ns) {
+  std::string rewritten;
+  rewritten.reserve(static_cast<size_t>(end - begin) + 2);
+  for (const char* at = begin; at < end; ++at) {
+    if (*at != '\r') {
+      rewritten.push_back(*at);
+      continue;
+    }
+    rewritten.push_back('\n');
+    if (at + 1 < end && at[1] == '\n') ++at;
+  }
+  rewritten += "\n\n";
+  cr_reread_ = true;
+  const size_t resume = scan_resume_;
+  const bool single_line = scan_single_line_;
+  scan(rewritten.data(), rewritten.size(), offset, now_ns, 0);
+  scan_resume_ = resume;
+  scan_single_line_ = single_line;
+  cr_reread_ = false;
+}
+
+size_t StreamReader::scan(const char* buffer, size_t length, uint64_t base_offset, int64_t now_ns,
+                          size_t resume) {
   size_t start = 0;
-  size_t search = 0;
-  bool single_line = true;  // no newline in the block so far
+  size_t search = resume;
+  searched_bytes_ += length - resume;
+  bool single_line = resume == 0 || tail_single_line_;  // no newline in the block so far
   while (search < length) {
     if (search == start && template_.valid && template_.single_line) {
       const size_t used = template_block(buffer + start, length - start, now_ns);
       if (used > 0) {
+        if (failed_) return length;  // a usage count past 32 bits
         start = search = start + used;
         continue;
       }
     }
     const void* found = std::memchr(buffer + search, '\n', length - search);
-    if (found == nullptr) break;
+    if (found == nullptr) {
+      // No line end in the rest: an unfinished event, unless its lines end with a lone CR.
+      if (!cr_line_ends_ && has_lone_cr(buffer + search, length - search)) {
+        saw_lone_cr_ = true;
+        return start;
+      }
+      // The last byte again next time: a CR there may be a CRLF's first half.
+      search = std::max(start, length - 1);
+      break;
+    }
     size_t newline = static_cast<const char*>(found) - buffer;
     size_t next;
     if (newline + 1 < length && buffer[newline + 1] == '\n') {
@@ -95,7 +223,8 @@ size_t StreamReader::scan(const char* buffer, size_t length, uint64_t base_offse
     } else if (newline + 2 < length && buffer[newline + 1] == '\r' && buffer[newline + 2] == '\n') {
       next = newline + 3;
     } else if (newline + 1 >= length || (buffer[newline + 1] == '\r' && newline + 2 >= length)) {
-      break;  // the blank line may still come with the next read
+      search = newline;  // the blank line may still come with the next read
+      break;
     } else {
       search = newline + 1;
       single_line = false;
@@ -106,6 +235,8 @@ size_t StreamReader::scan(const char* buffer, size_t length, uint64_t base_offse
     single_line = true;
     if (failed_ || done_ns_ >= 0) return length;
   }
+  scan_resume_ = std::max(search, start) - start;
+  scan_single_line_ = single_line;
   return start;
 }
 
@@ -117,8 +248,15 @@ void StreamReader::on_block(const char* begin, const char* end, uint64_t offset,
       (single_line || std::memchr(begin, '\n', end - begin) == nullptr)) {
     const char* value = begin + kData.size();  // fast path: one data line
     if (value < end && *value == ' ') ++value;
+    const char* block_end = end;
     if (value < end && end[-1] == '\r') --end;
+    fast_block_ = {begin, block_end};  // for a second read when it has a lone CR
     on_data(value, end - value, offset, now_ns);
+    fast_block_ = {};
+    return;
+  }
+  if (!cr_reread_ && has_lone_cr(begin, end - begin)) {
+    reread_with_cr_line_ends(begin, end, offset, now_ns);
     return;
   }
   std::string& joined = scratch_->joined;
@@ -167,6 +305,14 @@ void StreamReader::on_data(const char* begin, size_t length, uint64_t offset, in
   const size_t text_before = record.generated_text.size();
   if (!parse_event(scratch_->parser, padded, length, fields, record.generated_text,
                    error_message)) {
+    if (!cr_reread_ && fast_block_.first != nullptr &&
+        has_lone_cr(fast_block_.first, fast_block_.second - fast_block_.first)) {
+      record.generated_text.resize(text_before);
+      const auto [block_begin, block_end] = fast_block_;
+      fast_block_ = {};
+      reread_with_cr_line_ends(block_begin, block_end, offset, now_ns);
+      return;
+    }
     fail("malformed SSE event at byte " + std::to_string(offset));
     return;
   }
@@ -185,6 +331,14 @@ void StreamReader::on_data(const char* begin, size_t length, uint64_t offset, in
 void StreamReader::take_fields(const EventFields& fields, const std::string& error_message,
                                int64_t now_ns) {
   record::RequestRecord& record = *record_;
+  if (fields.prompt_tokens > kMaxUsageCount || fields.completion_tokens > kMaxUsageCount) {
+    // The record keeps 32-bit counts: a larger one is refused, never cut to its low bits.
+    const bool prompt = fields.prompt_tokens > kMaxUsageCount;
+    fail(std::string("usage.") + (prompt ? "prompt_tokens " : "completion_tokens ") +
+         std::to_string(prompt ? fields.prompt_tokens : fields.completion_tokens) +
+         " is beyond what a record holds (2^31-1)");
+    return;
+  }
   if (fields.prompt_tokens >= 0) record.server_prompt_tokens = fields.prompt_tokens;
   if (fields.completion_tokens >= 0) record.server_completion_tokens = fields.completion_tokens;
   if (fields.has_choices) {

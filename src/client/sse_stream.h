@@ -1,7 +1,9 @@
 // File: client/sse_stream.h (internal to the client part)
 // Reads one streamed OpenAI response body (Server-Sent Events) into a RequestRecord, on the hot
 // path: event boundaries are blank lines ("\n\n", also "\r\n\r\n") found with memchr; an
-// incomplete tail is carried to the next read; ':' comment lines (": ping") are skipped;
+// incomplete tail is carried to the next read and searched only where new bytes are (an event
+// over kMaxEventBytes fails the request); a stream whose lines end with a lone CR (WHATWG: CRLF,
+// LF or CR) is read with its line ends rewritten; ':' comment lines (": ping") are skipped;
 // "data:" is accepted with or without the space; several data lines are joined with '\n'.
 // Each event's JSON is parsed with simdjson ondemand for only the fields the benchmark needs:
 // choices[0].text / choices[0].delta.{reasoning_content,reasoning,content},
@@ -24,6 +26,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "record/record.h"
 #include "simdjson.h"
@@ -70,6 +73,9 @@ struct TemplateMatch;  // where an event's holes are (sse_event.h)
 
 class StreamReader {
  public:
+  // The longest event kept while it is incomplete: beyond it the request fails (memory bound).
+  static constexpr size_t kMaxEventBytes = size_t{64} << 20;
+
   explicit StreamReader(ParseScratch* scratch) : scratch_(scratch) {}
 
   // Starts a new body; results go into `record` (first_token_ns, last_token_ns, chunk_ns,
@@ -87,6 +93,8 @@ class StreamReader {
   int64_t done_ns() const { return done_ns_; }  // arrival of [DONE], -1 if none
   uint64_t events() const { return events_; }   // data events seen (comments excluded)
   bool failed() const { return failed_; }
+  // Bytes searched for event ends since begin(): about the body's size, however it was split.
+  uint64_t searched_bytes() const { return searched_bytes_; }
   // Events read through the template fast path since begin().
   uint64_t template_hits() const { return template_hits_; }
   // On by default; off only to compare against the full parse (tests, micro-benchmark).
@@ -96,7 +104,15 @@ class StreamReader {
   }
 
  private:
-  size_t scan(const char* buffer, size_t length, uint64_t base_offset, int64_t now_ns);
+  // Takes the complete events of `buffer`, searching for line ends from `resume` on (bytes before
+  // it were searched by an earlier call); returns the bytes taken. Leaves where the next call
+  // may resume (scan_resume_, scan_single_line_) or, for a lone CR, sets saw_lone_cr_.
+  size_t scan(const char* buffer, size_t length, uint64_t base_offset, int64_t now_ns,
+              size_t resume);
+  void take_tail(int64_t now_ns);  // scans tail_ from tail_search_ (new bytes appended)
+  void feed_cr_only(const char* data, size_t length, int64_t now_ns);
+  void reread_with_cr_line_ends(const char* begin, const char* end, uint64_t offset,
+                                int64_t now_ns);
   // `single_line`: the caller knows the block has no '\n' (false: look).
   void on_block(const char* begin, const char* end, uint64_t offset, int64_t now_ns,
                 bool single_line);
@@ -115,7 +131,17 @@ class StreamReader {
   record::RequestRecord* record_ = nullptr;
   std::string tail_;          // bytes of an event not yet terminated
   uint64_t tail_offset_ = 0;  // body offset of tail_[0]
-  uint64_t body_offset_ = 0;  // body bytes fed so far
+  size_t tail_search_ = 0;    // tail_ was searched up to here
+  bool tail_single_line_ = true;
+  size_t scan_resume_ = 0;  // set by scan(): past its return value
+  bool scan_single_line_ = true;
+  bool cr_line_ends_ = false;  // lines end with CR: rewritten to LF as they come
+  bool pending_cr_ = false;    // the last read ended with a CR (an LF next is its CRLF's)
+  bool saw_lone_cr_ = false;
+  uint64_t searched_bytes_ = 0;
+  bool cr_reread_ = false;                            // inside reread_with_cr_line_ends
+  std::pair<const char*, const char*> fast_block_{};  // the one-data-line block being read
+  uint64_t body_offset_ = 0;                          // body bytes fed so far
   uint64_t events_ = 0;
   int64_t done_ns_ = -1;
   int32_t last_completion_tokens_ = 0;

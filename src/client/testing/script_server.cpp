@@ -140,24 +140,37 @@ Reply sse_reply(const std::vector<std::string>& events, int delay_ms) {
   return reply;
 }
 
-ScriptServer::ScriptServer(Script script) : script_(std::move(script)) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+ScriptServer::ScriptServer(Script script, Loopback loopback)
+    : script_(std::move(script)), loopback_(loopback) {
+  const bool v6 = loopback == Loopback::kIpv6;
+  listen_fd_ = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) throw std::runtime_error("script server: socket failed");
   int one = 1;
   ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+  if (v6) ::setsockopt(listen_fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  sockaddr_storage address{};
+  socklen_t length = 0;
+  if (v6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&address);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_addr = in6addr_loopback;
+    length = sizeof(sockaddr_in6);
+  } else {
+    auto* in4 = reinterpret_cast<sockaddr_in*>(&address);
+    in4->sin_family = AF_INET;
+    in4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    length = sizeof(sockaddr_in);
+  }
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
       ::listen(listen_fd_, 128) != 0 ||
       ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const int error = errno;
     ::close(listen_fd_);
     throw std::runtime_error(std::string("script server: bind/listen failed: ") +
-                             std::strerror(errno));
+                             std::strerror(error));
   }
-  port_ = ntohs(address.sin_port);
+  port_ = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&address)->sin6_port
+                   : reinterpret_cast<sockaddr_in*>(&address)->sin_port);
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 
@@ -173,7 +186,8 @@ ScriptServer::~ScriptServer() {
 }
 
 std::string ScriptServer::url(const std::string& path) const {
-  return "http://127.0.0.1:" + std::to_string(port_) + path;
+  const char* host = loopback_ == Loopback::kIpv6 ? "[::1]" : "127.0.0.1";
+  return "http://" + std::string(host) + ":" + std::to_string(port_) + path;
 }
 
 std::vector<Request> ScriptServer::requests() const {

@@ -60,9 +60,13 @@ class ScriptServer {
  public:
   using Script = std::function<Reply(const Request&)>;
 
+  // Where it listens: 127.0.0.1, or ::1 only (IPV6_V6ONLY), for name-resolution tests.
+  enum class Loopback { kIpv4, kIpv6 };
+
   // Listens at once; `script` is called from connection threads (one call at a time per
-  // connection, possibly concurrently across connections).
-  explicit ScriptServer(Script script);
+  // connection, possibly concurrently across connections). Throws std::runtime_error when it
+  // cannot listen (kIpv6 on a machine without an IPv6 loopback).
+  explicit ScriptServer(Script script, Loopback loopback = Loopback::kIpv4);
   // Stops accepting, cuts pauses short, closes every connection and joins its threads.
   ~ScriptServer();
   ScriptServer(const ScriptServer&) = delete;
@@ -88,6 +92,7 @@ class ScriptServer {
   Script script_;
   int listen_fd_ = -1;
   int port_ = 0;
+  Loopback loopback_ = Loopback::kIpv4;
   std::atomic<bool> stopping_{false};
   std::atomic<int> connections_accepted_{0};
   std::atomic<int> open_{0};

@@ -55,6 +55,22 @@ Result read_body(std::string_view body, size_t piece_bytes, int64_t now_ns, int6
   return result;
 }
 
+Result read_split(std::string_view body, size_t at) {
+  ParseScratch scratch;
+  StreamReader reader(&scratch);
+  Result split;
+  reader.begin(&split.record);
+  reader.feed(body.data(), at, 100);
+  reader.feed(body.data() + at, body.size() - at, 100);
+  reader.finish(900);
+  split.events = reader.events();
+  split.saw_done = reader.saw_done();
+  split.done_ns = reader.done_ns();
+  split.failed = reader.failed();
+  split.template_hits = reader.template_hits();
+  return split;
+}
+
 void expect_same(const Result& a, const Result& b, const std::string& context) {
   EXPECT_EQ(record::to_json_line(a.record), record::to_json_line(b.record)) << context;
   // Raw bytes too: to_json_line replaces invalid UTF-8.

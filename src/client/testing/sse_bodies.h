@@ -36,6 +36,9 @@ struct Result {
 Result read_body(std::string_view body, size_t piece_bytes = 0, int64_t now_ns = 100,
                  int64_t finish_ns = 900, bool template_enabled = true, int64_t step_ns = 0);
 
+// Feeds `body` in two pieces, split at byte `at`, both at 100, then finishes at 900.
+Result read_split(std::string_view body, size_t at);
+
 // The same record, outcome and counts (`context` names the case in a failure).
 void expect_same(const Result& a, const Result& b, const std::string& context);
 
