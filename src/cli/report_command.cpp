@@ -66,7 +66,7 @@ void write_charts(const ReportFlags& f, std::span<const report::CompareInput> in
   }
   const report::ImageFormat format = report::parse_image_format(format_name);
   if (f.chart == "timeline") {  // every panel on one page (report::timeline_panels)
-    write_report(f.output, report::render_timeline(report::timeline_panels(inputs), format));
+    run::write_text(f.output, report::render_timeline(report::timeline_panels(inputs), format));
     return;
   }
   const report::ChartStat stat = report::parse_chart_stat(f.stat);
