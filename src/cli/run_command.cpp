@@ -302,6 +302,9 @@ std::function<run::Spec()> add_run_flags(CLI::App& app) {
       simg);
   opt("--sim-itl-jitter-ms", f->sim_itl_jitter_ms, "fixed mode: standard deviation of ITL", simg);
   opt("--sim-engine-profile", f->sim_engine_profile, "engine mode: profile YAML", simg);
+  opt("--sim-deployment", f->sim_deployment,
+      "start a simulated deployment file (docs/deployments.md) embedded; one target per frontend",
+      simg);
   opt("--sim-threads", f->sim_threads, "simulator I/O threads", simg);
   list("--sim-fault", f->sim_fault,
        "fault rules KIND[:PROB[:AFTER_TOKENS[:STALL_S]]] (as servebench sim --fault)", simg);

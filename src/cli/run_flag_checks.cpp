@@ -463,7 +463,22 @@ void check_reporting(const RawFlags& f, const Given& given, run::Spec& c) {
     usage("--server-metrics-interval", "seconds between scrapes must be in [0.01, 3600]");
 }
 
+// --sim-deployment: the file is read when the run starts it (run::execute); here, what it
+// cannot go with.
+void check_sim_deployment(const RawFlags& f, const Given& given, run::Spec& c) {
+  if (!given("--sim-deployment")) return;
+  for (const char* flag : {"--base-url", "--host", "--port"}) {
+    if (given(flag)) usage("--sim-deployment", std::string("starts its own servers; drop ") + flag);
+  }
+  if (given("--sim-instances"))
+    usage("--sim-deployment", "gives one target per frontend; drop --sim-instances");
+  if (given("--sim-engine-profile"))
+    usage("--sim-deployment", "its workers' costs come from the file; drop --sim-engine-profile");
+  c.sim_deployment = f.sim_deployment;
+}
+
 void check_sim(const RawFlags& f, const Given& given, run::Spec& c) {
+  check_sim_deployment(f, given, c);  // before the flags it refuses are read
   // Embedded simulator.
   for (const char* flag :
        {"--sim-ttft-ms", "--sim-itl-ms", "--sim-ttft-jitter-ms", "--sim-itl-jitter-ms",

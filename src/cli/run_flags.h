@@ -68,6 +68,7 @@ struct RawFlags {
   std::vector<std::string> sim_fault;
   LoadFlags load;                   // GuideLLM's load shapes (load_flags.h)
   std::string sim_instances = "1";  // several embedded simulators (target_flags.h)
+  std::string sim_deployment;       // an embedded simulated deployment (docs/deployments.md)
   StageFlags stages;                // inference-perf's load stages (stage_flags.h)
   RampUpFlags ramp_up;              // vLLM's ramp-up (ramp_up_flags.h)
 };

@@ -383,7 +383,43 @@ std::vector<ServerPanel> server_panels() {
   };
 }
 
-// One panel's line for one run, from the result's scraped series (empty without timeseries).
+// The series of the panel's family in an endpoint's compact `timeline` (every result has it):
+// {"t_s": [...], "<family>": {"<canonical labels>": [value per scrape or null]}}, the first of
+// the panel's names found.
+std::vector<Points> timeline_series(const json& timeline, const ServerPanel& panel,
+                                    const std::string& where, const std::string& source) {
+  std::vector<Points> out;
+  const auto t_s = timeline.find("t_s");
+  if (t_s == timeline.end() || !t_s->is_array())
+    throw core::Error(core::ErrorKind::kInput, source, where + ".t_s: not an array");
+  for (const std::string& name : panel.names) {
+    const auto family = timeline.find(name);
+    if (family == timeline.end() || !family->is_object()) continue;
+    for (const auto& [labels, values] : family->items()) {
+      if (!values.is_array() || values.size() != t_s->size()) {
+        throw core::Error(core::ErrorKind::kInput, source,
+                          where + "." + name + ": not one value per scrape");
+      }
+      if (*panel.skip_label) {
+        bool skip = false;
+        for (const auto& [label, value] : server_metrics::split_labels(labels))
+          skip = skip || (label == "device" && value == panel.skip_label);
+        if (skip) continue;
+      }
+      Points p;
+      for (size_t k = 0; k < values.size(); ++k) {
+        if (!(*t_s)[k].is_number() || !values[k].is_number()) continue;  // a failed scrape
+        p.emplace_back((*t_s)[k].get<double>(), values[k].get<double>());
+      }
+      if (!p.empty()) out.push_back(std::move(p));
+    }
+    break;  // the first name this endpoint exposes
+  }
+  return out;
+}
+
+// One panel's line for one run, from the result's scraped series: the compact `timeline`, else
+// the --save-detailed series' `timeseries` (empty without either).
 Points server_line(const RunResult& run, const ServerPanel& panel, double window_s) {
   const json* endpoints = nullptr;
   if (run.result.contains("servebench") && run.result["servebench"].is_object()) {
@@ -396,8 +432,17 @@ Points server_line(const RunResult& run, const ServerPanel& panel, double window
   std::vector<Points> parts;
   for (size_t e = 0; e < endpoints->size(); ++e) {
     const json& endpoint = (*endpoints)[e];
-    if (!endpoint.is_object() || !endpoint.contains("metrics") || !endpoint["metrics"].is_object())
+    if (!endpoint.is_object()) continue;
+    if (endpoint.contains("timeline") && endpoint["timeline"].is_object()) {
+      const std::string where =
+          "servebench.server_metrics.endpoints[" + std::to_string(e) + "].timeline";
+      std::vector<Points> series = timeline_series(endpoint["timeline"], panel, where, run.source);
+      if (panel.counter)
+        for (Points& p : series) p = rate_of(p, window_s);
+      if (!series.empty()) parts.push_back(combine(series, panel.combine));
       continue;
+    }
+    if (!endpoint.contains("metrics") || !endpoint["metrics"].is_object()) continue;
     for (const std::string& name : panel.names) {
       const auto family = endpoint["metrics"].find(name);
       if (family == endpoint["metrics"].end() || !family->is_object() ||

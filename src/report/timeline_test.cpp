@@ -133,6 +133,34 @@ TEST(Timeline, ServerSeriesFromTheScrapes) {
   EXPECT_FALSE(panel(panels, "server-preemptions"));  // not scraped
 }
 
+// What every result keeps (run/server_timeline.h): the values per scrape, null where a scrape
+// lacked the series; no --save-detailed `timeseries`.
+TEST(Timeline, ServerSeriesFromTheCompactTimeline) {
+  TempDir dir;
+  const json timeline = {
+      {"t_s", {-0.02, 0.3, 0.5, 0.6, 1.0, 1.2, 1.5, 2.0}},
+      {"vllm:num_requests_running", {{"", {0, 2, nullptr, 4, nullptr, 1, nullptr, nullptr}}}},
+      {"vllm:generation_tokens", {{"model_name=\"m\"", {-0.4, 6, 10, 12, 20, 24, 30, 40}}}},
+      {"node_network_receive_bytes_total",
+       {{"device=\"lo\"", {0, 1e9, 2e9, 3e9, 4e9, 5e9, 6e9, 7e9}},
+        {"device=\"eth0\"", {-2e4, 3e5, 5e5, 6e5, 1e6, 1.2e6, 1.5e6, 2e6}}}}};
+  const json result = {{"completed", 1},
+                       {"request_throughput", 1.0},
+                       {"servebench",
+                        {{"server_metrics",
+                          {{"endpoints", json::array({{{"url", "http://h:8000/metrics"},
+                                                       {"metrics", json::object()},
+                                                       {"timeline", timeline}}})}}}}}};
+  const CompareInput inputs[] = {{"c", load_runs(dir.write("run_c.json", result.dump()))}};
+  const std::vector<ChartData> panels = timeline_panels(inputs, 1.0);
+  ASSERT_TRUE(panel(panels, "server-running"));
+  EXPECT_EQ(ys(panel(panels, "server-running")->lines[0]), (std::vector<double>{3, 1}));
+  for (double y : ys(panel(panels, "server-generation-tokens")->lines[0])) EXPECT_NEAR(y, 20, 1e-9);
+  // Loopback left out: 1 MB/s on eth0 only.
+  for (double y : ys(panel(panels, "network-receive")->lines[0])) EXPECT_NEAR(y, 1, 1e-9);
+  EXPECT_FALSE(panel(panels, "server-waiting"));
+}
+
 TEST(Timeline, VllmDetailedArraysFromTheirOwnClock) {
   TempDir dir;
   // vLLM's start_times are perf_counter readings: the first becomes 0.

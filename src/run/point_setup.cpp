@@ -30,7 +30,11 @@ RunTokenizer tokenizer_for(const std::string& spec, const std::string& model) {
 Target resolve_target(Spec& c, const std::shared_ptr<const tokenizer::Tokenizer>& tok) {
   Target t;
   std::string served = c.served_model_name;
-  if (c.embedded) {
+  if (c.deployment) {
+    // Started by execute: every frontend serves the model name it was given.
+    t.model_id = c.model.empty() ? "servebench-sim" : c.model;
+    if (served.empty()) served = t.model_id;
+  } else if (c.embedded) {
     t.model_id = c.model.empty() ? "servebench-sim" : c.model;
     if (served.empty()) served = t.model_id;
     c.sim.served_model_name = served;
@@ -62,9 +66,11 @@ Target resolve_target(Spec& c, const std::shared_ptr<const tokenizer::Tokenizer>
   return t;
 }
 
-std::vector<dataset::Prompt> make_prompts(const Spec& c, const tokenizer::Tokenizer& tok) {
+std::vector<dataset::Prompt> make_prompts(const Spec& c, const tokenizer::Tokenizer& tok,
+                                          uint64_t* numpy_words_drawn) {
   dataset::DatasetReport report;
   auto prompts = dataset::make_prompts(static_cast<size_t>(c.num_prompts), c.dataset, tok, &report);
+  if (numpy_words_drawn) *numpy_words_drawn = report.numpy_global_words;
   for (const std::string& note : report.notes) {
     std::fprintf(stderr, "servebench: %s dataset: %s\n", c.dataset.name.c_str(), note.c_str());
   }

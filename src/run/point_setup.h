@@ -46,8 +46,10 @@ RunTokenizer tokenizer_for(const std::string& spec, const std::string& model);
 // endpoint every request goes to.
 Target resolve_target(Spec& c, const std::shared_ptr<const tokenizer::Tokenizer>& tok);
 
-// The dataset's prompts (its notes on stderr).
-std::vector<dataset::Prompt> make_prompts(const Spec& c, const tokenizer::Tokenizer& tok);
+// The dataset's prompts (its notes on stderr); `numpy_words_drawn`, when given, receives how many
+// words the dataset drew from numpy's global generator (Spec::numpy_words_drawn).
+std::vector<dataset::Prompt> make_prompts(const Spec& c, const tokenizer::Tokenizer& tok,
+                                          uint64_t* numpy_words_drawn = nullptr);
 
 // vLLM's initial single prompt test run (retried for --ready-check-timeout-sec).
 void initial_test_run(const Spec& c, const client::Endpoint& endpoint);

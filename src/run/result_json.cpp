@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <system_error>
+
+#include "core/clock.h"
 
 #include "run/coordination.h"
 #include "run/names.h"
@@ -41,6 +45,30 @@ nlohmann::json window_json(const metrics::TransientWindow& w, size_t excluded) {
           {"number", or_null(w.number)},
           {"seconds", or_null(w.seconds)},
           {"fraction", or_null(w.fraction)}};
+}
+
+// The embedded deployment the run measured (--sim-deployment), so a table can say which
+// configuration made the result: its name, file and the file's content.
+nlohmann::json deployment_json(const Spec::Deployment& d) {
+  return {{"name", d.name}, {"file", d.file}, {"content", d.content}};
+}
+
+// When t0 was by the wall clock (seconds since the Unix epoch), so a timeline of the run can be
+// laid beside other clocks' (DCGM, node_exporter, the server's logs).
+double t0_unix_s(int64_t t0_mono_ns) {
+  return static_cast<double>(core::wall_ns_at_mono(t0_mono_ns)) / 1e9;
+}
+
+// The records file as the result names it: its bare name when it sits beside the result (a
+// result and its records moved together keep finding each other), else the path as written.
+std::string records_file_name(const Paths& paths) {
+  namespace fs = std::filesystem;
+  if (paths.result.empty()) return paths.records;
+  std::error_code ec;
+  const fs::path records = fs::weakly_canonical(fs::absolute(paths.records, ec), ec);
+  const fs::path result = fs::weakly_canonical(fs::absolute(paths.result, ec), ec);
+  if (ec || records.parent_path() != result.parent_path()) return paths.records;
+  return records.filename().string();
 }
 
 }  // namespace
@@ -134,7 +162,8 @@ nlohmann::json point_result_json(const Spec& c, const metrics::Summary& summary,
   nlohmann::json& ours = result["servebench"];
   if (!ours.contains("client")) ours["client"] = nlohmann::json::object();
   ours["client"].update(run_state_json(m.interrupted, m.not_sent));
-  if (!paths.records.empty()) ours["records_file"] = paths.records;
+  if (m.stats.t0_mono_ns > 0) ours["client"]["t0_unix_s"] = t0_unix_s(m.stats.t0_mono_ns);
+  if (!paths.records.empty()) ours["records_file"] = records_file_name(paths);
   if (!paths.result.empty()) ours["result_file"] = paths.result;
   ours["dataset"] = dataset_json(c);
   if (!m.server_metrics.is_null()) ours["server_metrics"] = m.server_metrics;
@@ -142,6 +171,7 @@ nlohmann::json point_result_json(const Spec& c, const metrics::Summary& summary,
   if (!m.ramp_up.is_null()) ours["ramp_up"] = m.ramp_up;
   if (c.coordination) ours["target"] = target_json(c);
   if (!m.shard.is_null()) ours["shard"] = m.shard;
+  if (c.deployment) ours["deployment"] = deployment_json(*c.deployment);
   ours["load"] = load_json(c, trimmed, m.stop, ended_by_duration(c, m.records, m.not_sent));
   return result;
 }

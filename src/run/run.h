@@ -116,6 +116,9 @@ struct Spec {
   int max_active_conversations = 0;         // multi-turn; 0 = none
   int num_conversations = 0;                // multi-turn: what the dataset gave (set per run)
   uint64_t seed = 0;
+  // 32-bit words the dataset drew from numpy's global generator after seeding it (vLLM's
+  // prefix_repetition does); vLLM's arrival gaps continue from there (set per run).
+  uint64_t numpy_words_drawn = 0;
   RunLimits limits;
 
   // --- request bodies
@@ -143,6 +146,14 @@ struct Spec {
   // --- embedded simulator
   sim::Options sim;
   std::string sim_description;  // for the stderr notice, e.g. "fixed TTFT 50 ms, ITL 10 ms"
+
+  // --- an embedded simulated deployment (--sim-deployment): one target per frontend
+  std::string sim_deployment;  // the deployment file; "" = none (c.sim applies to every frontend)
+  struct Deployment {
+    std::string name, file, content;         // the file's `name`, path as given, and text
+    std::vector<std::string> frontend_urls;  // http://host:port of each frontend
+  };
+  std::shared_ptr<const Deployment> deployment;  // set by execute once it serves
 
   // --- several targets at once: one run per target, all from one t0
   std::vector<std::string> target_urls;              // more than one = several targets

@@ -43,6 +43,7 @@ std::vector<client::PlannedRequest> make_plan(const Spec& c,
     arrivals.request_rate = c.request_rate;
     arrivals.burstiness = c.burstiness;
     arrivals.seed = c.seed;
+    arrivals.numpy_words_before = c.numpy_words_drawn;
     arrivals.ramp_up = c.ramp_up;
     // Multi-turn: the arrivals (and a ramp-up's requests) are the conversations' first turns; a
     // later turn is sent when the turn before it ends (client.h).
@@ -80,7 +81,10 @@ std::vector<client::PlannedRequest> bounded_plan(const Spec& c,
       // vLLM's arrivals for rate × duration requests (at most the cap), those due in time.
       const size_t n =
           L.duration_s > 0 ? std::min(cap, schedule::requests_within(rate, L.duration_s)) : cap;
-      times = schedule::arrival_times_ns(n, {rate, c.burstiness, c.seed});
+      times = schedule::arrival_times_ns(n, {.request_rate = rate,
+                                             .burstiness = c.burstiness,
+                                             .seed = c.seed,
+                                             .numpy_words_before = c.numpy_words_drawn});
       if (L.duration_s > 0) {
         const int64_t end_ns = std::llround(L.duration_s * 1e9);
         std::erase_if(times, [&](int64_t t) { return t >= end_ns; });

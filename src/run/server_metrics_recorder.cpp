@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "run/names.h"
 #include "run/run.h"
+#include "run/server_timeline.h"
 
 namespace servebench::run {
 
@@ -41,6 +42,15 @@ server_metrics::SamplerTarget target_for(const std::string& url) {
   return {url, url_for_messages(url)};
 }
 
+// An embedded deployment: every frontend's /metrics (its frontend series and its workers'
+// vLLM series) and the DCGM exporter, which every frontend serves for all GPUs, once.
+std::vector<server_metrics::SamplerTarget> deployment_targets(const Spec::Deployment& d) {
+  std::vector<server_metrics::SamplerTarget> targets;
+  for (const std::string& url : d.frontend_urls) targets.push_back(target_for(url + "/metrics"));
+  targets.push_back(target_for(d.frontend_urls.front() + "/dcgm/metrics"));
+  return targets;
+}
+
 }  // namespace
 
 std::optional<server_metrics::SamplerOptions> server_metrics_options(
@@ -51,7 +61,9 @@ std::optional<server_metrics::SamplerOptions> server_metrics_options(
   options.headers = c.headers;
   options.insecure = c.insecure;
   if (c.server_metrics == "auto") {
-    options.targets = {target_for(server_root(c, endpoint.url) + "/metrics")};
+    options.targets = c.deployment
+                          ? deployment_targets(*c.deployment)
+                          : std::vector{target_for(server_root(c, endpoint.url) + "/metrics")};
     try {
       server_metrics::probe(options.targets[0], options);
     } catch (const core::Error& e) {
@@ -98,7 +110,9 @@ nlohmann::json ServerMetricsRecorder::stop(int64_t t0_mono_ns, bool with_timeser
   summary.interval_s = options_->interval_s;
   summary.with_timeseries = with_timeseries;
   summary.origin_ns = t0_mono_ns;  // record times are after t0 too
-  return server_metrics::summarize(series, summary);
+  nlohmann::json out = server_metrics::summarize(series, summary);
+  add_server_timelines(out, series, t0_mono_ns, with_timeseries);  // always; buckets if detailed
+  return out;
 }
 
 }  // namespace servebench::run

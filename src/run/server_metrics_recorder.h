@@ -17,7 +17,8 @@ namespace servebench::run {
 struct Spec;
 
 // The endpoints to scrape: none for "off"; the target's <base>/metrics for "auto" when it
-// answers with Prometheus text (otherwise a notice on stderr and none); or the listed URLs,
+// answers with Prometheus text (otherwise a notice on stderr and none; for an embedded
+// deployment, every frontend's /metrics and one /dcgm/metrics); or the listed URLs,
 // each of which must answer (core::Error kNetwork/kInput naming --server-metrics otherwise).
 std::optional<server_metrics::SamplerOptions> server_metrics_options(
     const Spec& c, const client::Endpoint& endpoint);

@@ -63,7 +63,8 @@ int run_sweep(Spec c) {
   if (c.tokenizer.empty() && c.model.empty() && !c.embedded)
     run_tok = tokenizer_for("", target.model_id);
   target.tokenizer_id = run_tok.id;
-  const std::vector<dataset::Prompt> prompts = make_prompts(c, *tok);
+  // vLLM's arrivals draw from numpy's global generator after the dataset (prefix_repetition).
+  const std::vector<dataset::Prompt> prompts = make_prompts(c, *tok, &c.numpy_words_drawn);
   // Some datasets yield fewer prompts than --num-prompts (a short trace, --no-oversample,
   // prefix_repetition's whole groups): the run, its warmups and its results count those.
   c.num_prompts_requested = c.num_prompts;

@@ -191,6 +191,12 @@ class SigintRestorer {
   struct sigaction saved_ {};
 };
 
+// Embedded simulators, a deployment's frontends, or the --base-url list.
+size_t target_count(const Spec& c) {
+  if (c.deployment) return c.deployment->frontend_urls.size();
+  return c.embedded ? static_cast<size_t>(c.sim_instances) : c.target_urls.size();
+}
+
 double number(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
@@ -200,7 +206,7 @@ double number(const nlohmann::json& j, const char* key) {
 
 bool runs_several_targets(const Spec& c) {
   if (c.coordination) return false;
-  return c.embedded ? c.sim_instances > 1 : c.target_urls.size() > 1;
+  return target_count(c) > 1;
 }
 
 Spec target_config(const Spec& c, size_t index) {
@@ -208,7 +214,11 @@ Spec target_config(const Spec& c, size_t index) {
   t.target_urls.clear();
   t.target_models.clear();
   t.sim_instances = 1;
-  if (!c.embedded) t.base_url = c.target_urls.at(index);
+  if (c.deployment) {
+    t.base_url = c.deployment->frontend_urls.at(index);
+  } else if (!c.embedded) {
+    t.base_url = c.target_urls.at(index);
+  }
   if (!c.target_models.empty()) t.model = c.target_models.at(index);
   reseed(t, c.seed + index);
   t.label = (c.label.empty() ? c.backend : c.label) + "-target" + std::to_string(index + 1);
@@ -290,7 +300,7 @@ std::string combined_console_block(const CombinedFigures& f,
 }
 
 int run_targets(const Spec& c) {
-  const size_t count = c.embedded ? static_cast<size_t>(c.sim_instances) : c.target_urls.size();
+  const size_t count = target_count(c);
   Coordinator coordinator(count, !c.disable_tqdm);
   SigintRestorer sigint_restorer;
   std::vector<int> exit_codes(count, 0);
@@ -301,7 +311,9 @@ int run_targets(const Spec& c) {
     auto hooks = std::make_shared<TargetCoordination>();
     hooks->index = i;
     hooks->count = count;
-    hooks->url = c.embedded ? std::string("embedded simulator") : url_for_messages(t.base_url);
+    hooks->url = c.deployment ? "frontend " + t.base_url
+                 : c.embedded ? std::string("embedded simulator")
+                              : url_for_messages(t.base_url);
     hooks->start_gate = [&coordinator, i](size_t planned) {
       return coordinator.start_gate(i, planned);
     };
