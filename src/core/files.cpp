@@ -43,7 +43,23 @@ bool write_all(int fd, std::string_view bytes) {
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& where) {
+void write_file_atomic(const std::string& given_path, std::string_view bytes,
+                       const std::string& where) {
+  struct stat st {};
+  if (::stat(given_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A FIFO, a terminal or /dev/stdout cannot be replaced by a rename: written in place.
+    const int fd = ::open(given_path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) cannot_write(given_path, where, std::strerror(errno));
+    const bool written = write_all(fd, bytes);
+    const int err = errno;
+    ::close(fd);
+    if (!written) cannot_write(given_path, where, std::string("write: ") + std::strerror(err));
+    return;
+  }
+  // A symbolic link keeps pointing where it did: its target is what gets replaced.
+  std::error_code ec;
+  const std::string path =
+      fs::is_symlink(given_path, ec) ? fs::weakly_canonical(given_path, ec).string() : given_path;
   const std::string dir = directory_of(path);
   // mkstemp in the same directory: rename() is atomic only within one file system.
   std::string tmp =

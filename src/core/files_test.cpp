@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 
@@ -58,6 +60,29 @@ TEST(WriteFileAtomic, ReplacesTheWholeFileAndLeavesNoTemporary) {
   EXPECT_EQ(read(path), "{\"new\": true}\n");
   EXPECT_EQ(dir.entries(), 1u);
   EXPECT_EQ(fs::status(path).permissions() & fs::perms::owner_read, fs::perms::owner_read);
+}
+
+TEST(WriteFileAtomic, ASymbolicLinkKeepsPointingAtItsReplacedTarget) {
+  TempDir dir;
+  const std::string target = dir.file("target.json"), link = dir.file("link.json");
+  std::ofstream(target) << "old";
+  fs::create_symlink(target, link);
+  write_file_atomic(link, "new");
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(read(target), "new");
+  EXPECT_EQ(dir.entries(), 2u);
+}
+
+TEST(WriteFileAtomic, AFifoIsWrittenInPlaceNotReplaced) {
+  TempDir dir;
+  const std::string fifo = dir.file("out.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string seen;
+  std::thread reader([&] { seen = read(fifo); });
+  write_file_atomic(fifo, "through the pipe");
+  reader.join();
+  EXPECT_EQ(seen, "through the pipe");
+  EXPECT_TRUE(fs::is_fifo(fifo));
 }
 
 TEST(WriteFileAtomic, MissingDirectoryNamesThePathAndTheReason) {

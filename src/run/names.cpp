@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/files.h"
 
 namespace servebench::run {
 
@@ -132,10 +133,7 @@ void write_text(const std::string& path, const std::string& text) {
     std::fflush(stdout);
     return;
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw core::Error(core::ErrorKind::kInput, path, "cannot write the output file");
+  core::write_file_atomic(path, text);
 }
 
 const char* profile_name(LoadProfile p) {

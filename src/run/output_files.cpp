@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/files.h"
+#include "report/report.h"
 #include "run/names.h"
 
 namespace servebench::run {
@@ -54,16 +56,21 @@ Paths output_paths(const Spec& c, const std::string& model_id, const std::string
 
 void save_result(const std::string& path, const nlohmann::json& result, bool append,
                  const char* flag) {
-  auto fail = [&] {
-    throw core::Error(core::ErrorKind::kInput, flag,
-                      "cannot write '" + path + "': " + std::strerror(errno));
-  };
-  errno = 0;
-  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  if (!out) fail();
-  if (append && fs::exists(path) && fs::file_size(path) > 0) out << "\n";
-  out << result.dump();
-  if (!out.flush()) fail();
+  // Labels, metadata and server text may hold bytes that are not UTF-8: shown escaped, so that
+  // the dump cannot throw after the run (docs/reliability.md).
+  nlohmann::json clean = result;
+  report::make_valid_utf8(clean);
+  std::string text;
+  if (append && fs::exists(path)) {
+    std::ifstream in(path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in && !in.eof())
+      throw core::Error(core::ErrorKind::kInput, flag, "cannot read '" + path + "' to append");
+    if (!text.empty()) text += "\n";
+  }
+  text += clean.dump();
+  // A reader sees the old file or the whole new one, never a torn or empty result.
+  core::write_file_atomic(path, text, flag);
 }
 
 }  // namespace servebench::run

@@ -17,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/files.h"
+#include "report/report.h"
 #include "run/names.h"
 #include "run/sweep.h"
 
@@ -170,12 +172,8 @@ int execute_search(Spec c) {
       {"best", best ? nlohmann::json(*best) : nlohmann::json(nullptr)},
       {"lowest_miss", lowest_miss ? nlohmann::json(*lowest_miss) : nlohmann::json(nullptr)}};
   const std::string summary_path = (fs::path(dir) / "search.json").string();
-  std::ofstream out(summary_path, std::ios::binary | std::ios::trunc);
-  out << summary.dump(2) << "\n";
-  if (!out.flush()) {
-    throw core::Error(core::ErrorKind::kInput, "--result-dir",
-                      "cannot write '" + summary_path + "'");
-  }
+  report::make_valid_utf8(summary);
+  core::write_file_atomic(summary_path, summary.dump(2) + "\n", "--result-dir");
   return 0;
 }
 

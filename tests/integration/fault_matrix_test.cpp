@@ -1,8 +1,7 @@
 // The fault matrix (issue 19): a scripted misbehaving server (fault_server.py, loopback only)
 // drives each fault class through both HTTP engines; each case asserts the exit status, the
 // message, and that every request is accounted for: sent = completed + failed, the failed ones
-// by reason, one record each. Cases where today's behaviour is wrong keep the right expectation
-// in the DISABLED_KnownDefects instantiation, each naming its defect (phase B of issue 19).
+// by reason, one record each.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -40,11 +39,10 @@ struct FaultCase {
   std::string message;
   std::string bind = "127.0.0.1";      // the server's address
   std::string url_host = "127.0.0.1";  // as the client names it
-  std::string defect;                  // known-defect cases: why they are disabled
 };
 
 void PrintTo(const FaultCase& c, std::ostream* os) {
-  *os << c.name << (c.defect.empty() ? "" : " (" + c.defect + ")");
+  *os << c.name;
 }
 
 // fault_server.py in the background, on 127.0.0.1 or ::1; SIGTERM when destroyed.
@@ -243,39 +241,13 @@ std::vector<FaultCase> passing_cases() {
   FaultCase unresolvable = fault_case("unresolvable", "unresolvable", 0);
   unresolvable.exit_code = 4;
   add(unresolvable, "Couldn't resolve host name", "Couldn't resolve host name");
-  // http1 refuses a URL with credentials up front (it sends no Basic auth): nothing to leak.
-  FaultCase credentials = fault_case("url_credentials_http1", "echo-auth", 0);
-  credentials.engine = "http1";
-  credentials.exit_code = 2;
-  credentials.message = "--http-engine: the http1 engine serves plain http://host[:port]/path";
-  all.push_back(credentials);
-  FaultCase v6 = fault_case("localhost_on_ipv6_curl", "ok", kRequests);
-  v6.engine = "curl";
+  add(fault_case("cr_only_line_ends", "cr-only", kRequests), "", "");
+  // Sent as Basic auth, as vLLM's aiohttp client does; the echoed header never written.
+  add(fault_case("url_credentials_echoed", "echo-auth", 0, "http_401"), "HTTP 401", "HTTP 401");
+  FaultCase v6 = fault_case("localhost_on_ipv6", "ok", kRequests);
   v6.bind = "::1";
   v6.url_host = "localhost";
-  all.push_back(v6);
-  return all;
-}
-
-std::vector<FaultCase> known_defect_cases() {
-  std::vector<FaultCase> all;
-  FaultCase cr = fault_case("cr_only_line_ends", "cr-only", kRequests);
-  cr.defect = "issue 19 item 10: CR-only SSE line ends rejected";
-  for (FaultCase& c : both_engines(cr, "", "")) all.push_back(c);
-  FaultCase echo = fault_case("url_credentials_echoed", "echo-auth", 0, "http_401");
-  echo.defect =
-      "issue 19 defect 6: URL credentials sent as Basic auth and echoed into errors, result and "
-      "records";
-  echo.name += "_curl";
-  echo.engine = "curl";
-  echo.message = "HTTP 401";
-  all.push_back(echo);
-  FaultCase v6 = fault_case("localhost_on_ipv6_http1", "ok", kRequests);
-  v6.engine = "http1";
-  v6.bind = "::1";
-  v6.url_host = "localhost";
-  v6.defect = "issue 19 defect 9: http1 resolves localhost to 127.0.0.1 only";
-  all.push_back(v6);
+  add(v6, "", "");
   return all;
 }
 
@@ -284,9 +256,6 @@ std::string case_name(const ::testing::TestParamInfo<FaultCase>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, FaultMatrix, ::testing::ValuesIn(passing_cases()), case_name);
-// Phase B of issue 19 (client/run): each case says which defect keeps it disabled.
-INSTANTIATE_TEST_SUITE_P(DISABLED_KnownDefects, FaultMatrix,
-                         ::testing::ValuesIn(known_defect_cases()), case_name);
 
 }  // namespace
 }  // namespace servebench::itest

@@ -107,18 +107,39 @@ Outcome run(const RunSpec& spec) {
   return o;
 }
 
-int free_port() {
+namespace {
+
+// Binds 127.0.0.1:port (0 = any); the bound port, or -1. The socket is closed again.
+int bind_loopback(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  int bound = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    socklen_t len = sizeof addr;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    bound = ntohs(addr.sin_port);
+  }
   close(fd);
-  return port;
+  return bound;
+}
+
+}  // namespace
+
+int free_port() {
+  return bind_loopback(0);
+}
+
+int free_ports(int count) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int first = bind_loopback(0);
+    bool all_free = first > 0 && first + count <= 65536;
+    for (int i = 1; all_free && i < count; ++i) all_free = bind_loopback(first + i) == first + i;
+    if (all_free) return first;
+  }
+  return free_port();
 }
 
 Background::Background(const std::vector<std::string>& args) {

@@ -37,6 +37,9 @@ inline Outcome run(std::vector<std::string> args, double timeout_s = 60) {
 
 // A loopback TCP port nobody listens on right now.
 int free_port();
+// The first of `count` consecutive loopback ports nobody listens on right now (a deployment
+// serves its frontends at port, port + 1, …).
+int free_ports(int count);
 
 // A `servebench sim` (or other) process in the background; stopped with SIGTERM when destroyed.
 class Background {

@@ -92,7 +92,9 @@ TEST(RunEmbedded, FixedModeGivesVllmBlockResultJsonAndRecords) {
   EXPECT_LE(*ttft, 120.0);
   auto tpot = console_value(o.out, "Mean TPOT (ms):");
   ASSERT_TRUE(tpot.has_value());
-  EXPECT_GE(*tpot, 1.8);
+  // Below the 2 ms ITL when the first token leaves late and the rest on time (the simulator
+  // keeps each token's due time): seen at 1.66 on a machine at load 15.
+  EXPECT_GE(*tpot, 1.0);
   EXPECT_LE(*tpot, 12.0);
   auto itl = console_value(o.out, "Mean ITL (ms):");
   ASSERT_TRUE(itl.has_value());

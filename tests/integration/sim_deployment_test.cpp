@@ -18,7 +18,7 @@ const std::string kMps =
     std::string(SERVEBENCH_SOURCE_DIR) + "/profiles/deployments/seed001-llama-8b-h100-mps.yaml";
 
 TEST(SimDeployment, EveryFrontendIsServedAndRunDrivesThemWithDcgmScrapedBeside) {
-  const int port = free_port();
+  const int port = free_ports(2);
   const std::string a = "http://127.0.0.1:" + std::to_string(port);
   const std::string b = "http://127.0.0.1:" + std::to_string(port + 1);
   Background sim({"sim", "--deployment", kMps, "--port", std::to_string(port)});
@@ -51,7 +51,7 @@ TEST(SimDeployment, EveryFrontendIsServedAndRunDrivesThemWithDcgmScrapedBeside) 
 }
 
 TEST(SimDeployment, TheCommandPrintsEachFrontendsUrl) {
-  const int port = free_port();
+  const int port = free_ports(2);
   RunSpec spec;
   spec.args = {"sim", "--deployment", kMps, "--port", std::to_string(port)};
   spec.timeout_s = 20;
