@@ -3,8 +3,8 @@
 // reads a vLLM result: GuideLLM's benchmarks report (import_guidellm.cpp), inference-perf's
 // lifecycle reports (import_inference_perf.cpp), AIPerf's and genai-perf's profile exports
 // (import_aiperf.cpp), SGLang bench_serving's JSONL (import_sglang.cpp) and servebench's own SLO
-// search summary (import_search.cpp). import.cpp tells the formats apart. Each throws core::Error (kInput) naming the file and the key for a report it
-// cannot read.
+// search summary (import_search.cpp). import.cpp tells the formats apart. Each throws core::Error
+// (kInput) naming the file and the key for a report it cannot read.
 #pragma once
 
 #include <initializer_list>
