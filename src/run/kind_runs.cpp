@@ -6,13 +6,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "core/error.h"
+#include "core/files.h"
+#include "report/report.h"
 #include "run/names.h"
 
 namespace servebench::run {
@@ -65,24 +65,9 @@ void write_json(const std::string& path, const nlohmann::json& j, const std::str
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) fs::create_directories(parent, ec);
-  const std::string text = j.dump(4) + "\n";
-  auto fail = [&](int err) {
-    throw core::Error(core::ErrorKind::kInput, flag,
-                      "cannot write '" + path + "': " + std::strerror(err));
-  };
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) fail(errno);
-  for (size_t at = 0; at < text.size();) {
-    const ssize_t n = write(fd, text.data() + at, text.size() - at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      close(fd);
-      fail(err);
-    }
-    at += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0) fail(errno);
+  nlohmann::json clean = j;  // server text or labels that are not UTF-8 must not stop the dump
+  report::make_valid_utf8(clean);
+  core::write_file_atomic(path, clean.dump(4) + "\n", flag);
 }
 
 std::string records_path(const std::string& dir, const std::string& file) {

@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,6 +23,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "run/coordination.h"
+#include "run/kind_runs.h"
 #include "run/names.h"
 #include "run/progress.h"
 #include "run/sweep.h"
@@ -355,11 +355,7 @@ int run_targets(const Spec& c) {
                                core::wall_timestamp_compact() + ".combined.json";
       const std::string path =
           c.result_dir.empty() ? name : (std::filesystem::path(c.result_dir) / name).string();
-      std::ofstream out(path);
-      out << combined_json(combined, results).dump(4) << "\n";
-      if (!out) {
-        throw core::Error(core::ErrorKind::kInput, path, "cannot write the combined figures");
-      }
+      write_json(path, combined_json(combined, results), "--result-dir");
     }
   }
   for (size_t i = 0; i < count; ++i) {
