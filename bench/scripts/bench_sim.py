@@ -12,7 +12,8 @@ simulator's (measured first from one real simulator response, then --event-bytes
                              [--out DIR] [--rt PRIORITY]
 
 Configurations (see CONFIGS): paced256 (256 streams, 10 ms ITL, first requests spread over one
-ITL), deploy16 (a deployment of 16 engines, 128 streams each, 80 ms steps), paced1000, unpaced (TTFT = ITL = 0: as fast as the server can write), streams10k (10,000
+ITL), deploy16 (a deployment of 16 engines, 128 streams each, 80 ms steps; deploy16phased: their
+first steps spread over one step), paced1000, unpaced (TTFT = ITL = 0: as fast as the server can write), streams10k (10,000
 concurrent streams, 500 ms ITL). Writes DIR/raw.jsonl (default DIR: <build>/bench-results/<name>-<date>) (one line per measurement) and
 DIR/summary.md (medians over the repetitions, ratios to the floor, targets).
 """
@@ -39,6 +40,10 @@ CONFIGS = {
     # (paced256's 25,600 tokens/s). The floor paces each stream at the same 80 ms.
     "deploy16": dict(conns=2048, requests=2048, tokens=25, ttft_us=80000, itl_us=80000, stagger_us=80000,
                      deployment="bench/deployments/replicas16.yaml"),
+    # The same with the replicas' first steps spread over one step (start_phase_ms) besides the
+    # step-time noise every deployment has (docs/deployments.md, "Noise").
+    "deploy16phased": dict(conns=2048, requests=2048, tokens=25, ttft_us=80000, itl_us=80000, stagger_us=80000,
+                           deployment="bench/deployments/replicas16-phased.yaml"),
     # The same with the workers' phases drifting apart (steps 0-30 % longer), over 50 tokens.
     "deploy16spread": dict(conns=2048, requests=2048, tokens=50, ttft_us=80000, itl_us=80000, stagger_us=80000,
                            deployment="bench/deployments/replicas16-spread.yaml"),

@@ -251,16 +251,20 @@ bool Connection::buffered() {
   return true;
 }
 
-bool Connection::send_event(std::string_view payload) {
-  // `<hex len>\r\n<payload>\r\n`, one send.
-  std::string& out = thread_.out;
-  out.clear();
+void append_chunk(std::string& out, std::string_view payload) {
   char hex[16];
   auto r = std::to_chars(hex, hex + sizeof hex, payload.size(), 16);
   out.append(hex, r.ptr);
   out += "\r\n";
   out += payload;
   out += "\r\n";
+}
+
+bool Connection::send_event(std::string_view payload) {
+  // `<hex len>\r\n<payload>\r\n`, one send.
+  std::string& out = thread_.out;
+  out.clear();
+  append_chunk(out, payload);
   return write_all(out);
 }
 

@@ -72,6 +72,11 @@ struct IoThread final : TokenSink {
   std::unordered_map<Connection*, std::weak_ptr<Connection>> conns;
   std::string out;   // reused chunk buffer
   std::string text;  // reused: the text of several tokens sent as one event
+  // While on_tokens_due hands out a batch of due tokens, streams whose last token went out
+  // wait here (with their id) for their closing events: every token of the batch is written
+  // first, so a step that ends many streams does not delay the others' tokens.
+  bool in_batch = false;
+  std::vector<std::pair<std::shared_ptr<Connection>, uint64_t>> finishing;
   FrontMetrics metrics;
   std::mt19937_64 rng;
   // Fault draws have their own stream, so adding a --fault rule leaves a seeded run's lengths
@@ -129,6 +134,9 @@ std::optional<FaultRule> draw_fault(std::string_view header, const std::vector<F
 // The answer of an HTTP-status fault (429, 500, 503); nullopt for a fault that acts later.
 std::optional<ApiError> injected_status_error(const FaultRule& fault);
 
+// `<hex length>\r\n<payload>\r\n`: one HTTP chunk, appended to out.
+void append_chunk(std::string& out, std::string_view payload);
+
 // One client connection and its (at most one) active generation.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -141,6 +149,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_token(const TokenEvent& ev);
   // Tokens of this stream due together (1 + accepted speculative tokens): one SSE event.
   void on_tokens(const TokenEvent* events, size_t count);
+  // The closing events of stream `id`, if it is still this connection's and alive.
+  void finish_deferred(uint64_t id) {
+    if (alive() && stream_->id == id) finish();
+  }
   // Server stop: end any stream and close.
   void shutdown_now() {
     if (stream_) end_stream("server_stopped", 200, How::kClose);
@@ -196,6 +208,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void emit_token(const TokenEvent& ev, bool fault_delayed) { emit_tokens(&ev, 1, fault_delayed); }
   void emit_tokens(const TokenEvent* events, int32_t count, bool fault_delayed);
   void finish();
+  // finish() now, or after the batch of due tokens being handed out (IoThread::finishing).
+  void finish_after_batch();
   void finish_nonstream(const EndFault& fault);
 
   // faults.cpp

@@ -155,7 +155,7 @@ void Connection::process_token(const TokenEvent& ev, bool fault_delayed) {
     if (apply_fault_mid(ev) || !alive()) return;
   }
   emit_token(ev, fault_delayed);
-  if (ev.last && alive()) finish();
+  if (ev.last && alive()) finish_after_batch();
 }
 
 void Connection::end_stream(const char* outcome, int status, How how,
@@ -215,10 +215,19 @@ void Connection::on_tokens(const TokenEvent* events, size_t count) {
   const bool last = events[count - 1].last;
   if (last) s.model_done = true;
   emit_tokens(events, static_cast<int32_t>(count), false);
-  if (last && alive()) finish();
+  if (last && alive()) finish_after_batch();
+}
+
+void Connection::finish_after_batch() {
+  if (!thread_.in_batch) {
+    finish();
+    return;
+  }
+  thread_.finishing.emplace_back(shared_from_this(), stream_->id);
 }
 
 void IoThread::on_tokens_due(const TokenEvent* events, size_t count) {
+  in_batch = true;
   for (size_t i = 0; i < count;) {
     size_t end = i + 1;
     while (end < count && events[end].request_id == events[i].request_id &&
@@ -232,6 +241,10 @@ void IoThread::on_tokens_due(const TokenEvent* events, size_t count) {
     }
     i = end;
   }
+  in_batch = false;
+  // The batch's tokens are out; now the closing events of the streams it ended.
+  for (auto& [c, id] : finishing) c->finish_deferred(id);
+  finishing.clear();
 }
 
 void IoThread::close_all() {

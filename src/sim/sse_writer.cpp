@@ -96,17 +96,18 @@ void Connection::finish() {
     end_with_error_event();
     return;
   }
+  // The usage event, [DONE] and the last chunk in one send.
+  std::string closing;
   if (stream_->include_usage) {
     std::string ev;
     append_usage_event(ev, stream_->shape, stream_->sent);
-    send_event(ev);
-    if (!alive()) return;
+    append_chunk(closing, ev);
   }
-  send_event("data: [DONE]\n\n");
-  if (!alive()) return;
+  append_chunk(closing, "data: [DONE]\n\n");
+  closing += "0\r\n\r\n";
   // A fault already applied mid-stream (a malformed event, a stall) still makes this a fault.
   const bool faulted = stream_->fault && stream_->fault_done;
-  end_stream(faulted ? "fault" : "ok", 200, How::kKeepAlive, "0\r\n\r\n");
+  end_stream(faulted ? "fault" : "ok", 200, How::kKeepAlive, closing);
 }
 
 void Connection::finish_nonstream(const EndFault& fault) {

@@ -259,7 +259,8 @@ void Loader::read_workers() {
     const YAML::Node node = workers[i];
     in_.expect_map(node, at,
                    {"name", "replicas", "tp", "pp", "nodes", "engine", "efficiency", "overheads",
-                    "speculative", "profile", "step_time_scale"});
+                    "speculative", "profile", "step_time_scale", "step_time_cv", "start_phase_ms",
+                    "noise_seed"});
     WorkerSpec w;
     w.name = "worker" + std::to_string(i);
     in_.get(node, at, "name", w.name);
@@ -270,6 +271,13 @@ void Loader::read_workers() {
     in_.get(node, at, "tp", w.hardware.tp, 1, 1024);
     in_.get(node, at, "pp", w.hardware.pp, 1, 1024);
     in_.get(node, at, "step_time_scale", w.step_time_scale, 1e-3, 1e3);
+    in_.get(node, at, "step_time_cv", w.step_time_cv, 0, 2);
+    double phase_ms = 0;
+    in_.get(node, at, "start_phase_ms", phase_ms, 0, 1e6);
+    w.start_phase_ns = std::llround(phase_ms * 1e6);
+    double noise_seed = 0;
+    in_.get(node, at, "noise_seed", noise_seed, 0, 1e15);
+    w.noise_seed = static_cast<uint64_t>(noise_seed);
     if (const YAML::Node nodes = node["nodes"]) {
       for (const std::string& name : in_.names(nodes, at + ".nodes")) {
         if (auto g = groups_.find(name); g != groups_.end()) {

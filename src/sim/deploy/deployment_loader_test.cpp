@@ -92,7 +92,10 @@ TEST(DeploymentFile, AProfileIsAWorkerWithGivenCosts) {
   Deployment d = load_deployment((kProfiles / "deployments" / "profile-replicas.yaml").string());
   EngineProfile profile = load_engine_profile((kProfiles / "llama-3.1-8b-h100.yaml").string());
   ASSERT_TRUE(d.workers[0].given_costs);
-  // The same request alone gets the same times as from today's engine model.
+  // The same request alone gets the same times as from today's engine model (without the
+  // deployment's step-time noise, which the single engine does not have).
+  EXPECT_EQ(d.workers[0].step_time_cv, kDefaultStepTimeCv);
+  d.workers[0].step_time_cv = 0;
   auto deployed = make_deployment_model(d);
   auto engine = make_engine_model(profile);
   std::vector<TokenEvent> a, b;

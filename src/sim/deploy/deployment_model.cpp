@@ -6,6 +6,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <numbers>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -14,12 +15,26 @@
 namespace servebench::sim::deploy {
 namespace {
 
-// Scales another cost: a replica group's step_time_scale, and co-tenants on one GPU (while
-// any of them has work when a step starts, the step takes `slowdown` times as long).
+// A draw in [0, 1) fixed by (seed, key): splitmix64's finalizer over both.
+double unit_draw(uint64_t seed, uint64_t key) {
+  uint64_t z = seed ^ (key * 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+// Scales another cost: a replica group's step_time_scale, step-time noise, and co-tenants on
+// one GPU (while any of them has work when a step starts, the step takes `slowdown` times as
+// long). The noise is a lognormal factor of mean 1 and coefficient of variation `cv`, drawn
+// from (seed, the step's start): a re-planned step keeps its draw, and a run repeats.
 class ScaledCost final : public StepCost {
  public:
-  ScaledCost(std::shared_ptr<const StepCost> inner, double scale)
-      : inner_(std::move(inner)), scale_(scale) {}
+  ScaledCost(std::shared_ptr<const StepCost> inner, double scale, double cv, uint64_t seed)
+      : inner_(std::move(inner)),
+        scale_(scale),
+        sigma_(std::sqrt(std::log1p(cv * cv))),
+        seed_(seed) {}
   void share_with(const Engine* co_tenant, double slowdown) {
     co_tenants_.push_back(co_tenant);
     slowdown_ = slowdown;
@@ -32,6 +47,14 @@ class ScaledCost final : public StepCost {
         break;
       }
     }
+    if (sigma_ > 0) {
+      // Box-Muller: a standard normal from two uniform draws.
+      const auto key = static_cast<uint64_t>(b.start_ns);
+      const double u1 = 1 - unit_draw(seed_, key * 2);  // (0, 1]
+      const double u2 = unit_draw(seed_, key * 2 + 1);
+      const double z = std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+      factor *= std::exp(sigma_ * z - sigma_ * sigma_ / 2);
+    }
     int64_t ns = inner_->step_ns(b);
     return factor == 1 ? ns : std::llround(static_cast<double>(ns) * factor);
   }
@@ -39,6 +62,8 @@ class ScaledCost final : public StepCost {
  private:
   std::shared_ptr<const StepCost> inner_;
   double scale_;
+  double sigma_;  // of the noise's log
+  uint64_t seed_;
   double slowdown_ = 1;
   std::vector<const Engine*> co_tenants_;
 };
@@ -72,6 +97,14 @@ struct Replica {
   std::shared_ptr<ScaledCost> cost;
   PrefixMemory prefixes;
   double kv_sent_bytes = 0, kv_received_bytes = 0;
+  int64_t start_phase_ns = 0;       // its first step waits this long after its first arrival
+  std::optional<int64_t> ready_ns;  // set by its first arrival: no step starts before
+  int32_t kv_sending = 0;           // KV transfers leaving …
+  int32_t kv_receiving = 0;         // … and arriving now
+  int64_t at(int64_t arrival_ns) {  // when an arrival reaches the engine
+    if (!ready_ns) ready_ns = arrival_ns + start_phase_ns;
+    return std::max(arrival_ns, *ready_ns);
+  }
 };
 
 struct Pool {
@@ -90,6 +123,19 @@ struct Flight {
   uint64_t prefix_key = 0;
   int32_t prefix_tokens = 0;
   RequestRoute route;
+};
+
+// A KV cache on its way: bytes still to move at a rate fixed since `since_ns`.
+struct Transfer {
+  uint64_t flight = 0;
+  size_t from = 0, to = 0;  // replicas
+  double bytes_left = 0;
+  double full_bytes_per_ns = 0;  // alone on its links
+  double bytes_per_ns = 0;       // now, shared
+  int64_t fixed_ns = 0;          // link latency + per-transfer overhead, after the bytes
+  int64_t since_ns = 0;
+  int64_t bytes_done_ns = 0;  // when its last byte leaves at today's rate
+  int64_t arrival_ns = -1;    // what the decode engine was told
 };
 
 class Deployed;
@@ -131,7 +177,10 @@ class Deployed final : public DeploymentModel {
         Replica rep;
         rep.worker = w;
         rep.index = r;
-        rep.cost = std::make_shared<ScaledCost>(base, ws.step_time_scale);
+        const uint64_t seed = ws.noise_seed ^ (uint64_t{w} << 32) ^ static_cast<uint64_t>(r);
+        rep.cost = std::make_shared<ScaledCost>(base, ws.step_time_scale, ws.step_time_cv, seed);
+        rep.start_phase_ns =
+            std::llround(unit_draw(seed, ~uint64_t{0}) * static_cast<double>(ws.start_phase_ns));
         SpecDecode spec = ws.spec;
         spec.seed ^= (uint64_t{w} << 32) ^ static_cast<uint64_t>(r);
         rep.engine = make_engine(ws.engine, rep.cost, spec);
@@ -248,9 +297,19 @@ class Deployed final : public DeploymentModel {
     if (it == fe.internal_ids.end()) return;
     const uint64_t id = it->second;
     replicas_[flights_.at(id).replica].engine->cancel(id);
+    // A KV transfer under way stops, from the last change of the links' sharing.
+    auto moving = std::find_if(transfers_.begin(), transfers_.end(),
+                               [&](const Transfer& t) { return t.flight == id; });
+    const bool was_moving = moving != transfers_.end();
+    if (was_moving) {
+      --replicas_[moving->from].kv_sending;
+      --replicas_[moving->to].kv_receiving;
+      transfers_.erase(moving);
+    }
     std::erase_if(fe.outbox, [&](const TokenEvent& e) { return e.request_id == request_id; });
     flights_.erase(id);
     fe.internal_ids.erase(it);
+    if (was_moving) rate_transfers();  // the others share the links anew
   }
 
   std::optional<int64_t> next_due_ns(size_t frontend) const {
@@ -260,6 +319,10 @@ class Deployed final : public DeploymentModel {
     for (size_t r : fe.replicas) {
       auto d = replicas_[r].engine->next_due_ns();
       if (d && (!due || *d < *due)) due = d;
+    }
+    // A transfer leaving the links speeds up the others: the model must advance then.
+    for (const Transfer& t : transfers_) {
+      if (!due || t.bytes_done_ns < *due) due = t.bytes_done_ns;
     }
     return due;
   }
@@ -363,12 +426,16 @@ class Deployed final : public DeploymentModel {
     }
     flight.route.cached_prompt_tokens = std::max(flight.route.cached_prompt_tokens, cached);
     flight.replica = replica;
-    rep.engine->add_with_kv(id, shape, at_ns, cached);
+    rep.engine->add_with_kv(id, shape, rep.at(at_ns), cached);
     rep.prefixes.remember(flight.prefix_key, flight.prefix_tokens);
   }
 
   // The KV of a finished prefill goes to a decode replica: α + bytes / bandwidth, the
-  // bandwidth of min(TP_prefill, TP_decode) GPUs sending in parallel.
+  // bandwidth of min(TP_prefill, TP_decode) GPUs sending in parallel. Transfers contend: one
+  // leaving a replica shares that replica's links with the others leaving it, one arriving
+  // shares the receiver's, each getting the bandwidth ÷ the larger of the two counts (fair
+  // share; exact when the transfers share one end). The decode engine is told the arrival
+  // each time the sharing changes it.
   void hand_over(uint64_t id, Flight& flight, int64_t due_ns) {
     const RouterSpec& router = spec_.routers[flight.router];
     const WorkerSpec& from = spec_.workers[replicas_[flight.replica].worker];
@@ -377,27 +444,80 @@ class Deployed final : public DeploymentModel {
     const WorkerSpec& to = spec_.workers[replicas_[decode].worker];
     const double bytes = kv_bytes_per_token(spec_.model) * flight.shape.prompt_tokens;
     const double lanes = std::min(from.hardware.tp, to.hardware.tp);
-    const double seconds =
-        bytes / (router.kv_link.bytes_per_s * from.hardware.efficiency.network * lanes);
-    const int64_t end_ns =
-        due_ns + router.kv_link.latency_ns + router.kv_overhead_ns + std::llround(seconds * 1e9);
+    settle_transfers(due_ns);
+    Transfer t;
+    t.flight = id;
+    t.from = flight.replica;
+    t.to = decode;
+    t.bytes_left = bytes;
+    t.full_bytes_per_ns =
+        router.kv_link.bytes_per_s * from.hardware.efficiency.network * lanes / 1e9;
+    t.fixed_ns = router.kv_link.latency_ns + router.kv_overhead_ns;
+    t.since_ns = due_ns;
     flight.route.kv_transfer_bytes = bytes;
     flight.route.kv_transfer_start_ns = due_ns;
-    flight.route.kv_transfer_end_ns = end_ns;
     replicas_[flight.replica].kv_sent_bytes += bytes;
     replicas_[decode].kv_received_bytes += bytes;
+    ++replicas_[t.from].kv_sending;
+    ++replicas_[t.to].kv_receiving;
     flight.prefilling = false;
     flight.replica = decode;
     Replica& rep = replicas_[decode];
     flight.route.worker = to.name;
     flight.route.replica = rep.index;
-    // The decode worker computes the prompt's last token itself and samples the first token:
-    // the client's first token comes from the decode worker's first step (as Dynamo's does).
-    rep.engine->add_with_kv(id, flight.shape, end_ns, flight.shape.prompt_tokens - 1);
+    transfers_.push_back(t);
+    rate_transfers();
   }
 
-  // Runs every engine's steps due by now_ns in due order, so a prefill's hand-over reaches
-  // the decode engine before any of its later steps run.
+  // Moves every transfer's bytes on to now_ns (no transfer finishes before it: the caller
+  // steps through bytes_done_ns in order).
+  void settle_transfers(int64_t now_ns) {
+    for (Transfer& t : transfers_) {
+      t.bytes_left -= t.bytes_per_ns * static_cast<double>(now_ns - t.since_ns);
+      t.since_ns = now_ns;
+    }
+  }
+
+  // Shares the links anew, and tells each decode engine when its KV arrives.
+  void rate_transfers() {
+    for (Transfer& t : transfers_) {
+      const int32_t sharing = std::max(replicas_[t.from].kv_sending, replicas_[t.to].kv_receiving);
+      t.bytes_per_ns = t.full_bytes_per_ns / sharing;
+      t.bytes_done_ns = t.since_ns + std::llround(std::max(t.bytes_left, 0.0) / t.bytes_per_ns);
+      const int64_t arrival = t.bytes_done_ns + t.fixed_ns;
+      if (arrival == t.arrival_ns) continue;
+      Flight& flight = flights_.at(t.flight);
+      Engine& engine = *replicas_[t.to].engine;
+      if (t.arrival_ns >= 0) engine.cancel(t.flight);
+      t.arrival_ns = arrival;
+      flight.route.kv_transfer_end_ns = arrival;
+      // The decode worker computes the prompt's last token itself and samples the first
+      // token: the client's first token comes from its first step (as Dynamo's does).
+      engine.add_with_kv(t.flight, flight.shape, replicas_[t.to].at(arrival),
+                         flight.shape.prompt_tokens - 1);
+    }
+  }
+
+  // The transfer whose bytes are done first, if by now_ns: it leaves the links.
+  bool finish_transfer_by(int64_t now_ns, int64_t before_ns) {
+    auto first = std::min_element(
+        transfers_.begin(), transfers_.end(),
+        [](const Transfer& a, const Transfer& b) { return a.bytes_done_ns < b.bytes_done_ns; });
+    if (first == transfers_.end() || first->bytes_done_ns > now_ns ||
+        first->bytes_done_ns > before_ns) {
+      return false;
+    }
+    const int64_t done = first->bytes_done_ns;
+    --replicas_[first->from].kv_sending;
+    --replicas_[first->to].kv_receiving;
+    transfers_.erase(first);
+    settle_transfers(done);
+    rate_transfers();
+    return true;
+  }
+
+  // Runs every engine's steps and transfers due by now_ns in due order, so a prefill's
+  // hand-over reaches the decode engine before any of its later steps run.
   void advance_to(int64_t now_ns) {
     for (;;) {
       size_t best = replicas_.size();
@@ -409,6 +529,8 @@ class Deployed final : public DeploymentModel {
           best_due = *due;
         }
       }
+      const int64_t before = best == replicas_.size() ? now_ns : best_due;
+      if (finish_transfer_by(now_ns, before)) continue;
       if (best == replicas_.size()) return;
       scratch_.clear();
       replicas_[best].engine->pop_due(best_due, scratch_);
@@ -445,6 +567,7 @@ class Deployed final : public DeploymentModel {
   std::unordered_map<uint64_t, Flight> flights_;
   uint64_t next_flight_id_ = 1;
   std::vector<TokenEvent> scratch_;
+  std::vector<Transfer> transfers_;  // KV caches on their way, few
 };
 
 std::string Frontend::rejection_reason(RequestShape shape) const {

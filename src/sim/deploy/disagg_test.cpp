@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "sim/deploy/deploy.h"
 #include "sim/deploy/load_driver.h"
@@ -83,6 +85,69 @@ TEST(Disaggregated, ThroughputSaturatesAtThePrefillPoolWhileTpotStaysFlat) {
   const double step_32_64 = c64.mean_ttft_ms - c32.mean_ttft_ms;
   const double step_64_128 = c128.mean_ttft_ms - c64.mean_ttft_ms;
   EXPECT_NEAR(step_64_128 / step_32_64, 2.0, 0.5);
+}
+
+// xPyD with `prefills` prefill replicas and two decode replicas, the KV link's latency 0.1 ms,
+// no noise: two 3000-token prompts at 0 are prefilled in one step (one prefill replica) or
+// in two equal steps (two), and round-robin sends their KV to the two decode replicas.
+std::vector<RequestRoute> two_transfers(int prefills, std::vector<int> prompts) {
+  const int requests = static_cast<int>(prompts.size());
+  std::string text = dynamo_text();
+  text.replace(text.find("latency_us: 10000"), 17, "latency_us: 100");
+  text.replace(text.find("replicas: 3"), 11, "replicas: " + std::to_string(prefills));
+  text.replace(text.find("  - name: decode\n"), 17, "  - name: decode\n    replicas: 2\n");
+  for (size_t at = 0; (at = text.find("    tp: 4\n", at)) != std::string::npos; at += 10) {
+    text.insert(at, "    step_time_cv: 0\n");
+    at += 20;
+  }
+  auto d = make_deployment_model(parse_deployment(text, "two-transfers.yaml"));
+  FrontendModel& fe = d->frontend(0);
+  for (int i = 1; i <= requests; ++i)
+    fe.add(static_cast<uint64_t>(i), {prompts[static_cast<size_t>(i - 1)], 2}, 0);
+  std::vector<RequestRoute> routes(static_cast<size_t>(requests));
+  std::vector<TokenEvent> out;
+  while (auto due = fe.next_due_ns()) {
+    for (int i = 1; i <= requests; ++i) {
+      if (auto r = fe.route(static_cast<uint64_t>(i))) routes[static_cast<size_t>(i - 1)] = *r;
+    }
+    fe.pop_due(*due, out);
+  }
+  EXPECT_EQ(out.size(), 2u * static_cast<size_t>(requests));
+  return routes;
+}
+
+double transfer_ms(const RequestRoute& r) {
+  return static_cast<double>(r.kv_transfer_end_ns - r.kv_transfer_start_ns) / 1e6;
+}
+
+TEST(Disaggregated, KvTransfersOverOneLinkShareItsBandwidth) {
+  // 3000 tokens × 256 KiB over four GPUs' links at 15.6 GB/s × 0.8: 15.75 ms, + 0.1 ms.
+  const double alone_ms = 0.1 + 3000.0 * 262144 / (4 * 15.6e9 * 0.8) * 1e3;
+  const RequestRoute one = two_transfers(1, {3000})[0];
+  EXPECT_NEAR(transfer_ms(one), alone_ms, 0.01);
+  // One prefill replica sends both caches at once over its links: each takes twice as long.
+  const auto shared = two_transfers(1, {3000, 3000});
+  for (const RequestRoute& r : shared) {
+    EXPECT_EQ(r.prefill_replica, 0);
+    EXPECT_EQ(r.kv_transfer_start_ns, shared[0].kv_transfer_start_ns);
+    EXPECT_NEAR(transfer_ms(r), 0.1 + 2 * (alone_ms - 0.1), 0.01);
+  }
+  EXPECT_NE(shared[0].replica, shared[1].replica);
+  // Two prefill replicas to two decode replicas: separate links, no slower than alone.
+  const auto separate = two_transfers(2, {3000, 3000});
+  EXPECT_NE(separate[0].prefill_replica, separate[1].prefill_replica);
+  EXPECT_EQ(separate[0].kv_transfer_start_ns, separate[1].kv_transfer_start_ns);
+  for (const RequestRoute& r : separate) EXPECT_NEAR(transfer_ms(r), alone_ms, 0.01);
+}
+
+TEST(Disaggregated, AKvTransferSpeedsUpWhenTheOneSharingItsLinkEnds) {
+  // 3000 and 1500 tokens leave one prefill replica together: both at half the bandwidth until
+  // the short one is done at T (the long one's time alone), then the long one's second half
+  // at full bandwidth: T / 2 more.
+  const double t_ms = 3000.0 * 262144 / (4 * 15.6e9 * 0.8) * 1e3;
+  const auto routes = two_transfers(1, {3000, 1500});
+  EXPECT_NEAR(transfer_ms(routes[1]), 0.1 + t_ms, 0.01);
+  EXPECT_NEAR(transfer_ms(routes[0]), 0.1 + 1.5 * t_ms, 0.01);
 }
 
 TEST(Disaggregated, ConditionalDisaggregationPrefillsShortPromptsLocally) {

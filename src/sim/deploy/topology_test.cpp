@@ -161,8 +161,8 @@ TEST(Topology, EachFrontendIsItsOwnTimingModelWithItsOwnIds) {
   auto d = make_deployment_model(parse_deployment(R"(model: Llama-3.1-8B
 gpu: H100
 workers:
-  - {name: a}
-  - {name: b}
+  - {name: a, step_time_cv: 0}
+  - {name: b, step_time_cv: 0}
 routers:
   - {name: ra, workers: [a]}
   - {name: rb, workers: [b]}
