@@ -96,6 +96,41 @@ std::vector<json> trace_lines(const std::string& path) {
 // Defect (issue 19): max_tokens 2^63 - 1 overflowed prompt + max_tokens past the context check;
 // the 400 said "max_tokens=-1", and with the trace on, vector::reserve threw std::length_error
 // and the process aborted with the trace lost.
+// A step that ends one stream and carries another's token: the token goes out before the
+// ended stream's closing events (IoThread::on_tokens_due), whose end_ns is stamped then.
+TEST(SimServerTrace, AStepsTokensGoOutBeforeTheClosingEventsOfStreamsItEnds) {
+  std::string path = ::testing::TempDir() + "sim_trace_order_test.jsonl";
+  Options o = fast_options();
+  o.trace_out = path;
+  o.mode = Options::Mode::kEngine;
+  o.engine.step_overhead_us = 200000;  // the second request arrives during the first step
+  o.engine.per_prefill_token_us = 0;
+  o.engine.per_decode_seq_us = 0;
+  o.engine.per_context_token_us = 0;
+  {
+    Server s(o);
+    s.start();
+    // Two 2-token streams: the first to arrive gets tokens at steps 1 and 2, the other
+    // (joining step 2) at steps 2 and 3. Step 2 ends the first and starts the second.
+    RawClient a(s.port()), b(s.port());
+    a.send_request("POST", "/v1/completions", completion_body(2, true), "x-request-id: a\r\n");
+    b.send_request("POST", "/v1/completions", completion_body(2, true), "x-request-id: b\r\n");
+    EXPECT_EQ(a.read_response().status, 200);
+    EXPECT_EQ(b.read_response().status, 200);
+    s.stop();
+  }
+  std::ifstream in(path);
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  ASSERT_EQ(lines.size(), 2u);
+  auto due = [&](size_t i) { return lines[i]["due_ns"].get<std::vector<int64_t>>(); };
+  const size_t first = due(0)[0] < due(1)[0] ? 0 : 1;
+  const json& ended = lines[first];
+  const json& other = lines[1 - first];
+  ASSERT_EQ(due(first)[1], due(1 - first)[0]);  // due in one step
+  EXPECT_GE(ended["end_ns"].get<int64_t>(), other["sent_ns"][0].get<int64_t>());
+}
+
 TEST(SimServerTrace, HugeMaxTokensIsRefusedAndTraced) {
   std::string path = ::testing::TempDir() + "sim_trace_huge_max_tokens.jsonl";
   Options o = fast_options();
