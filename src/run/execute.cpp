@@ -70,7 +70,7 @@ int execute(Spec spec) {
   // and leaves no file. A profile or a search chooses its concurrency per point: checked there.
   if (spec.limits.profile == LoadProfile::kNone && !spec.search) warn_if_too_few_files(spec);
   hold_named_outputs(spec);  // another live run's --records/--result-filename: refused now
-  check_shardable(spec);  // --shard: the load shapes that cannot be split exactly
+  check_shardable(spec);     // --shard: the load shapes that cannot be split exactly
   std::unique_ptr<sim::DeploymentServer> deployment;  // serves until every target is done
   if (!spec.sim_deployment.empty()) deployment = start_deployment(spec);
   if (spec.search) return execute_search(std::move(spec));

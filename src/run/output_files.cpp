@@ -68,9 +68,8 @@ HeldOutputs& held_outputs() {
 }
 
 std::string records_beside(const std::string& result) {
-  const std::string stem = result.size() > 5 && result.ends_with(".json")
-                               ? result.substr(0, result.size() - 5)
-                               : result;
+  const std::string stem =
+      result.size() > 5 && result.ends_with(".json") ? result.substr(0, result.size() - 5) : result;
   return stem + ".records.jsonl";
 }
 
