@@ -124,7 +124,7 @@ TEST(OutputLock, APathAnotherLiveRunWritesIsRefusedUpFrontNamingItAndTheHolder) 
   ASSERT_TRUE(wait_for_file(records + ".lock", 30)) << holder.log();
   ASSERT_TRUE(wait_for_file(records, 30)) << holder.log();
   Outcome second = run({"run", "--num-prompts", "5", "--disable-tqdm", "--records", records});
-  EXPECT_NE(second.exit_code, 0) << second.out << second.err;
+  EXPECT_EQ(second.exit_code, 3) << second.out << second.err;
   EXPECT_NE(second.err.find("servebench: --records: '" + records +
                             "' is being written by another process (pid " +
                             std::to_string(holder.pid()) + ";"),
