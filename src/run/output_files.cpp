@@ -41,11 +41,15 @@ class HeldOutputs {
   bool hold(const std::string& path, const char* flag, bool may_step_aside) {
     std::error_code ec;
     struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return true;  // a device, FIFO
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      if (S_ISDIR(st.st_mode)) check_writable(path, flag);  // "is a directory", now
+      return true;  // a device or a FIFO: written in place, not locked
+    }
     const std::string key = fs::absolute(path, ec).lexically_normal().string();
     std::lock_guard<std::mutex> guard(mutex_);
     if (held_.count(key)) return true;
     make_dir(fs::path(path).parent_path().string(), flag);
+    check_writable(path, flag);  // a directory, no permission: said as such, not as a lock
     std::unique_ptr<core::OutputLock> lock;
     if (may_step_aside) {
       lock = core::OutputLock::try_hold(path, flag);
