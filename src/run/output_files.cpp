@@ -184,7 +184,10 @@ Paths output_paths(const Spec& c, const std::string& model_id, const std::string
   }
   std::string in_dir = c.result_dir.empty() ? name : (fs::path(c.result_dir) / name).string();
   const bool saved = c.save_result || c.append_result;
-  if (saved && c.result_filename.empty()) {
+  // The default name names the result, or only the records beside it (--result-dir alone).
+  const bool default_named =
+      c.result_filename.empty() && (saved || (c.records_path.empty() && !c.result_dir.empty()));
+  if (default_named) {
     // Two runs started in the same second get the same default name: the second steps aside.
     const std::string first = in_dir;
     const std::string stem = first.substr(0, first.size() - 5);  // vLLM's names end in .json
@@ -197,8 +200,9 @@ Paths output_paths(const Spec& c, const std::string& model_id, const std::string
     if (in_dir != first) {
       std::fprintf(stderr,
                    "servebench: '%s' is being written by another run started in the same "
-                   "second; this run's result is '%s'\n",
-                   first.c_str(), in_dir.c_str());
+                   "second; this run's %s '%s'\n",
+                   first.c_str(), saved ? "result is" : "records are",
+                   (saved ? in_dir : records_beside(in_dir)).c_str());
     }
   }
   if (saved) p.result = in_dir;
