@@ -155,22 +155,31 @@ TEST(OutputLock, DefaultNamesOfRunsStartedInTheSameSecondAreKeptApart) {
     if (name.ends_with(".records.jsonl")) prefix = name.substr(0, name.size() - 29);
   ASSERT_FALSE(prefix.empty()) << "no default-named records file";
 
+  // Holds, as a live run would, the default names of the coming minute's seconds in `in`.
   std::vector<int> held;
-  const std::time_t now = std::time(nullptr);
-  for (std::time_t t = now - 2; t < now + 60; ++t) {
-    std::tm local{};
-    localtime_r(&t, &local);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y%m%d-%H%M%S", &local);
-    const std::string lock = dir.path() + "/" + prefix + date + ".json.lock";
-    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
-    held.push_back(fd);
-  }
+  const auto hold_default_names = [&](const std::string& in) {
+    const std::time_t now = std::time(nullptr);
+    for (std::time_t t = now - 2; t < now + 60; ++t) {
+      std::tm local{};
+      localtime_r(&t, &local);
+      char date[32];
+      std::strftime(date, sizeof date, "%Y%m%d-%H%M%S", &local);
+      const std::string lock = in + "/" + prefix + date + ".json.lock";
+      const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+      held.push_back(fd);
+    }
+  };
+  hold_default_names(dir.path());
   std::vector<std::string> second_args = args;
   second_args.push_back(dir.path());
   Outcome second = run(second_args);
+  // --result-dir alone: the default name names only the records file, which steps aside too.
+  TempDir records_dir;
+  hold_default_names(records_dir.path());
+  Outcome records_only = run({"run", "--num-prompts", "3", "--request-rate", "50", "--disable-tqdm",
+                              "--result-dir", records_dir.path()});
   for (int fd : held) ::close(fd);
   ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
   std::vector<std::string> results;
@@ -186,6 +195,19 @@ TEST(OutputLock, DefaultNamesOfRunsStartedInTheSameSecondAreKeptApart) {
                             dir.path() + "/" + results[0] + "'"),
             std::string::npos)
       << second.err;
+
+  ASSERT_EQ(records_only.exit_code, 0) << records_only.out << records_only.err;
+  std::vector<std::string> records;
+  for (const std::string& name : records_dir.files())
+    if (name.ends_with(".records.jsonl")) records.push_back(name);
+  ASSERT_EQ(records.size(), 1u) << records_only.err;
+  EXPECT_TRUE(records[0].starts_with(prefix) && records[0].ends_with("-2.records.jsonl"))
+      << records[0];
+  EXPECT_EQ(lines_of(read_file(records_dir.path() + "/" + records[0])).size(), 3u);
+  EXPECT_NE(records_only.err.find("this run's records are '" + records_dir.path() + "/" +
+                                  records[0] + "'"),
+            std::string::npos)
+      << records_only.err;
 }
 
 // The open-files refusal comes first thing: before the tokenizer, the simulator and the ready
