@@ -100,6 +100,17 @@ void write_file_atomic(const std::string& given_path, std::string_view bytes,
 }
 
 OutputLock::OutputLock(const std::string& path, const std::string& where)
+    : OutputLock(path, where, nullptr) {}
+
+std::unique_ptr<OutputLock> OutputLock::try_hold(const std::string& path,
+                                                 const std::string& where) {
+  bool busy = false;
+  std::unique_ptr<OutputLock> lock(new OutputLock(path, where, &busy));
+  if (busy) return nullptr;
+  return lock;
+}
+
+OutputLock::OutputLock(const std::string& path, const std::string& where, bool* busy)
     : lock_path_(path + ".lock") {
   const std::string place = where.empty() ? path : where;
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -117,6 +128,10 @@ OutputLock::OutputLock(const std::string& path, const std::string& where)
       if (err != EWOULDBLOCK) {
         throw Error(ErrorKind::kInput, place,
                     "cannot lock '" + lock_path_ + "': " + std::strerror(err));
+      }
+      if (busy) {
+        *busy = true;
+        return;
       }
       std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "";
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();

@@ -3,6 +3,7 @@
 // summaries, reports. Both throw core::Error (kInput) naming the path and the reason.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -24,12 +25,18 @@ void write_file_atomic(const std::string& path, std::string_view bytes,
 class OutputLock {
  public:
   explicit OutputLock(const std::string& path, const std::string& where = "");
+  // As the constructor, but nullptr instead of the error when another process holds `path`
+  // (other failures still throw): for a default name that can step aside to another.
+  static std::unique_ptr<OutputLock> try_hold(const std::string& path,
+                                              const std::string& where = "");
   ~OutputLock();
   OutputLock(const OutputLock&) = delete;
   OutputLock& operator=(const OutputLock&) = delete;
   const std::string& lock_path() const { return lock_path_; }
 
  private:
+  // `busy`: set instead of throwing when another process holds the path.
+  OutputLock(const std::string& path, const std::string& where, bool* busy);
   std::string lock_path_;
   int fd_ = -1;
 };

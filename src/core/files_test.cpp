@@ -177,6 +177,19 @@ TEST(OutputLock, SecondHolderIsRefusedNamingThePathAndTheHolder) {
   OutputLock again(path);  // free once released
 }
 
+TEST(OutputLock, TryHoldStepsAsideOnlyForAnotherHolder) {
+  TempDir dir;
+  const std::string path = dir.file("result.json");
+  std::unique_ptr<OutputLock> first = OutputLock::try_hold(path);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(OutputLock::try_hold(path), nullptr);  // held: no error, no lock
+  EXPECT_TRUE(fs::exists(first->lock_path()));     // and the holder's lock file stays
+  first.reset();
+  EXPECT_NE(OutputLock::try_hold(path), nullptr);
+  // Any other failure is still an error naming the place.
+  EXPECT_THROW(OutputLock::try_hold(dir.file("no/such/dir/r.json"), "--result-dir"), Error);
+}
+
 // The kernel drops a dead holder's lock: a killed run leaves no stale lock.
 TEST(OutputLock, KilledHolderLeavesNoStaleLock) {
   TempDir dir;

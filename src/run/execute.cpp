@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "run/output_files.h"
 #include "run/point_setup.h"
 #include "run/run.h"
 #include "run/search.h"
@@ -65,7 +66,11 @@ std::unique_ptr<sim::DeploymentServer> start_deployment(Spec& c) {
 }  // namespace
 
 int execute(Spec spec) {
-  check_shardable(spec);  // --shard: the load shapes that cannot be split exactly
+  // Before any set-up (tokenizer, dataset, simulator, output files): a refusal costs nothing
+  // and leaves no file. A profile or a search chooses its concurrency per point: checked there.
+  if (spec.limits.profile == LoadProfile::kNone && !spec.search) warn_if_too_few_files(spec);
+  hold_named_outputs(spec);  // another live run's --records/--result-filename: refused now
+  check_shardable(spec);     // --shard: the load shapes that cannot be split exactly
   std::unique_ptr<sim::DeploymentServer> deployment;  // serves until every target is done
   if (!spec.sim_deployment.empty()) deployment = start_deployment(spec);
   if (spec.search) return execute_search(std::move(spec));

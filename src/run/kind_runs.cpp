@@ -14,6 +14,7 @@
 #include "core/files.h"
 #include "report/report.h"
 #include "run/names.h"
+#include "run/output_files.h"
 
 namespace servebench::run {
 namespace {
@@ -115,6 +116,7 @@ void check_output_json(const std::string& path, const std::string& runs, bool ch
   if (!parent.empty() && !fs::create_directories(parent, ec) && ec) {
     fail("cannot create '" + parent.string() + "': " + ec.message());
   }
+  hold_output(path, "--output-json");  // another live run writing it: refused before any run
   check_writable(path, "--output-json");
   if (!fs::create_directories(runs, ec) && ec) {
     fail("cannot create '" + runs + "' for each run's result: " + ec.message());

@@ -4,13 +4,9 @@
 // unwritable place costs no benchmark time.
 #pragma once
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,56 +20,21 @@ namespace servebench::run {
 class RecordsFile {
  public:
   // `flag`: the flag that chose the path, for the message.
-  RecordsFile(const std::string& path, const char* flag) : path_(path) {
-    if (path.empty()) return;
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd_ < 0) {
-      throw core::Error(core::ErrorKind::kInput, flag,
-                        "cannot write '" + path + "': " + std::strerror(errno));
-    }
-  }
-  ~RecordsFile() {
-    flush();
-    if (fd_ >= 0) ::close(fd_);
-  }
+  RecordsFile(const std::string& path, const char* flag);
+  ~RecordsFile();
   RecordsFile(const RecordsFile&) = delete;
   RecordsFile& operator=(const RecordsFile&) = delete;
 
   // One line per finished request, kept until flush(): the client calls it after each batch of
   // records it delivers (finished within a few ms of each other), so a killed run keeps what it
   // measured and a busy one makes one write(2) per batch, not per request.
-  void append(const record::RequestRecord& r) {
-    if (fd_ < 0) return;
-    if (pending_.empty()) first_pending_index_ = r.index;
-    pending_ += record::to_json_line(r);
-    pending_ += '\n';
-    if (pending_.size() >= kMaxPendingBytes) flush();
-  }
+  void append(const record::RequestRecord& r);
 
-  // Hands the pending lines to the kernel. A failed write (a full disk) is said once; the run and
-  // its result go on without the rest of the file.
-  void flush() {
-    const char* at = pending_.data();
-    size_t left = pending_.size();
-    while (fd_ >= 0 && left > 0) {
-      const ssize_t written = ::write(fd_, at, left);
-      if (written < 0 && errno == EINTR) continue;
-      if (written <= 0) {
-        std::fprintf(stderr,
-                     "servebench: --records '%s': write failed (%s); the record of request %llu "
-                     "and those delivered after it are not in the file (the result counts "
-                     "them)\n",
-                     path_.c_str(), written < 0 ? std::strerror(errno) : "nothing written",
-                     static_cast<unsigned long long>(first_pending_index_));
-        ::close(fd_);
-        fd_ = -1;
-        break;
-      }
-      at += written;
-      left -= static_cast<size_t>(written);
-    }
-    pending_.clear();
-  }
+  // Hands the pending lines to the kernel. The file only ever holds whole lines: a failed write
+  // (a full disk, EFBIG past the file size limit) is cut back to the last whole line, what was
+  // written is fsynced, and the failure is said once, naming the file and the first record
+  // missing from it; the run and its result go on without the rest of the file.
+  void flush();
 
   // `options` with flush() after each batch of delivered records.
   client::RunOptions flushing(const client::RunOptions& options) {
@@ -83,11 +44,22 @@ class RecordsFile {
   }
 
  private:
+  // After `written` bytes of pending_ reached the file and a write failed with `err`.
+  void give_up(size_t written, int err);
+
   static constexpr size_t kMaxPendingBytes = 1 << 20;
   std::string path_;
+  const char* flag_;
   int fd_ = -1;
   std::string pending_;
-  uint64_t first_pending_index_ = 0;
+  // Each pending line: where it ends in pending_, and its record (plan index, request id).
+  struct PendingLine {
+    size_t end;
+    uint64_t index;
+    std::string request_id;
+  };
+  std::vector<PendingLine> pending_lines_;
+  uint64_t file_bytes_ = 0;  // whole lines written so far
 };
 
 struct Paths {
@@ -99,8 +71,24 @@ struct Paths {
 };
 
 // vLLM's compute_result_filename, and the records file beside it (or in --result-dir); makes
-// the directories and checks that the result can be written.
+// the directories, holds both paths for this run (hold_output) and checks that the result can
+// be written. A default name (no --result-filename) that another live run holds, because it
+// started in the same second, steps aside to "<name>-2.json" (then -3, …), said on stderr: both
+// runs keep their results under vLLM's name pattern. A path the user named is refused.
 Paths output_paths(const Spec& c, const std::string& model_id, const std::string& date);
+
+// Holds `path` as this process's output until it exits (core::OutputLock: a flock()ed
+// `<path>.lock`, dropped by the kernel even after kill -9). Another live process's path is
+// refused: core::Error(kInput, flag, "'<path>' is being written by another process (pid N; …)").
+// Held twice by this process (a sweep's points, several targets, a kind's iterations) is held
+// once. A device or a FIFO (/dev/stdout, /dev/full) is not locked. Makes the parent directory.
+void hold_output(const std::string& path, const char* flag);
+
+// The paths a run names on its command line (--records, --result-filename, a search's summary),
+// held first thing in run::execute, before any set-up or request; and SIGXFSZ ignored, so that
+// a file size limit fails a write with EFBIG (said, and the run goes on) instead of killing the
+// run. Default names are held by output_paths, before the point's first request.
+void hold_named_outputs(const Spec& c);
 
 // Writes (or with `append`, appends a line of) `result`; errors name `flag`.
 void save_result(const std::string& path, const nlohmann::json& result, bool append,

@@ -223,6 +223,7 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
                           const client::BodyOptions& body,
                           const std::optional<server_metrics::SamplerOptions>& scrape,
                           const std::string& date) {
+  warn_if_too_few_files(point);  // before the point's files: a refusal leaves none behind
   const Paths paths = output_paths(point, target.model_id, date);
   std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
   const ShardedPlan sharded = take_shard(point, plan);
@@ -239,7 +240,6 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
   options.drain_timeout_s = point.drain_timeout_s;
   options.max_duration_s = point.limits.duration_s;
 
-  warn_if_too_few_files(point);
   run_warmups(point, target.endpoint, body, plan.front(), options, tok, records_file);
   if (point.coordination) {  // several targets: the main run's t0 is common (targets.cpp)
     options.t0_gate = [&point, &plan] { return point.coordination->start_gate(plan.size()); };

@@ -1,6 +1,7 @@
 #include "run/point_setup.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -79,8 +80,17 @@ std::vector<dataset::Prompt> make_prompts(const Spec& c, const tokenizer::Tokeni
 
 void warn_if_too_few_files(const Spec& c) {
   const uint64_t limit = core::raise_open_files_limit();
-  const uint64_t in_flight = static_cast<uint64_t>(
-      c.max_concurrency > 0 ? std::min(c.max_concurrency, c.num_prompts) : c.num_prompts);
+  // The largest concurrency of the run (a sweep's list), checked before any set-up.
+  int concurrency = c.max_concurrency;
+  for (int listed : c.max_concurrencies) {
+    if (listed <= 0 || concurrency <= 0) {
+      concurrency = 0;  // none: every prompt may be in flight
+      break;
+    }
+    concurrency = std::max(concurrency, listed);
+  }
+  const uint64_t in_flight =
+      static_cast<uint64_t>(concurrency > 0 ? std::min(concurrency, c.num_prompts) : c.num_prompts);
   const uint64_t needed = in_flight * (c.embedded ? 2 : 1) + 64;
   if (limit == 0 || needed <= limit) return;
   if (c.embedded) {
@@ -94,6 +104,9 @@ void warn_if_too_few_files(const Spec& c) {
                     "hard limit, or pass --max-concurrency {} or less",
                     in_flight, limit, std::max<uint64_t>(fits, 1)));
   }
+  // Said once per run, not again before each point (targets check from their own threads).
+  static std::atomic<uint64_t> warned_in_flight{0};
+  if (warned_in_flight.exchange(in_flight) == in_flight) return;
   std::fprintf(stderr,
                "servebench: warning: up to %llu requests may be in flight, but the open-files "
                "limit is %llu (ulimit -n): requests past it fail to connect. Raise the hard "

@@ -56,7 +56,9 @@ void initial_test_run(const Spec& c, const client::Endpoint& endpoint);
 
 // Every request in flight holds a socket (two with the embedded simulator, which serves from
 // the same process). Past the open-files limit, requests fail with "Couldn't connect": say so
-// before the run rather than leave the user to guess from the failures.
+// before the run rather than leave the user to guess from the failures. Called first thing in
+// run::execute (before the tokenizer, the dataset, any output file), for the largest
+// concurrency of the run: the embedded simulator's refusal costs no set-up.
 void warn_if_too_few_files(const Spec& c);
 
 }  // namespace servebench::run

@@ -12,6 +12,7 @@
 #include "report/tables.h"
 #include "run/kinds.h"
 #include "run/names.h"
+#include "run/output_files.h"
 
 namespace servebench::run {
 namespace {
@@ -104,6 +105,8 @@ int execute_suite(const SuiteSpec& suite) {
     throw core::Error(core::ErrorKind::kInput, "--output-dir",
                       "cannot create '" + dir + "': " + ec.message());
   }
+  // The suite's directory is its own: another live suite writing there is refused now.
+  hold_output((fs::path(dir) / "summary.json").string(), "--output-dir");
   std::vector<Status> statuses;
   for (const auto& t : tests) statuses.push_back({t.name, "not run", 0});
   int result = 0;

@@ -58,6 +58,10 @@ Outcome run(const RunSpec& spec) {
       const rlimit limit{spec.open_files_limit, spec.open_files_limit};
       if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(126);
     }
+    if (spec.file_size_limit > 0) {
+      const rlimit limit{spec.file_size_limit, spec.file_size_limit};
+      if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(126);
+    }
     execv(argv[0], argv.data());
     _exit(127);
   }

@@ -28,11 +28,14 @@ struct RunSpec {
   double sigint_delay_s = 0;
   // When > 0: the child's open-files limit, soft and hard (as `ulimit -n N` sets it).
   unsigned long open_files_limit = 0;
+  // When > 0: the child's file size limit in bytes (RLIMIT_FSIZE, as `ulimit -f` sets it): a
+  // write past it fails with EFBIG (or kills with SIGXFSZ unless the child ignores it).
+  unsigned long long file_size_limit = 0;
 };
 
 Outcome run(const RunSpec& spec);
 inline Outcome run(std::vector<std::string> args, double timeout_s = 60) {
-  return run(RunSpec{std::move(args), timeout_s, "", 0, 0});
+  return run(RunSpec{std::move(args), timeout_s, "", 0, 0, 0});
 }
 
 // A loopback TCP port nobody listens on right now.
@@ -49,6 +52,7 @@ class Background {
   // Waits until 127.0.0.1:port accepts connections; false after timeout_s.
   bool wait_for_port(int port, double timeout_s);
   std::string log() const;  // its stderr so far
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;

@@ -143,7 +143,7 @@ tests:
   - test_name: fast
 )");
   Outcome o =
-      run(RunSpec{{"suite", suite, "--output-dir", out}, 60, "Starting main benchmark", 0.5, 0});
+      run(RunSpec{{"suite", suite, "--output-dir", out}, 60, "Starting main benchmark", 0.5, 0, 0});
   EXPECT_EQ(o.exit_code, 130) << o.out << o.err;
   EXPECT_NE(o.err.find("servebench: suite: interrupted at slow_qps_20"), std::string::npos)
       << o.err;
