@@ -115,10 +115,6 @@ json significance_json(const std::optional<metrics::WelchTest>& w) {
           {"t", w->t},
           {"dof", w->dof}};
 }
-std::string value_text(const Line& l, size_t i) {
-  if (l.repeats[i]) return plus_minus(*l.repeats[i]);
-  return shown(l.values[i], "{:g}");
-}
 
 std::optional<double> delta(const std::optional<double>& base, const std::optional<double>& v) {
   if (!base || !v) return std::nullopt;
@@ -131,6 +127,11 @@ std::optional<double> ratio(const std::optional<double>& base, const std::option
 
 std::string shown(const std::optional<double>& v, const char* format) {
   return v ? fmt::format(fmt::runtime(format), *v) : std::string("n/a");
+}
+
+std::string value_text(const Line& l, size_t i) {
+  if (l.repeats[i]) return plus_minus(*l.repeats[i]);
+  return shown(l.values[i], "{:g}");
 }
 
 std::string csv_number(const std::optional<double>& v) {
@@ -162,7 +163,7 @@ std::string compare_runs(std::span<const CompareInput> inputs,
   std::vector<Line> lines;
   for (const MatchedRow& row : match_runs(inputs, match)) {
     for (const std::string& key : keys) {
-      Line line{row.test_name, key, {}};
+      Line line{row.test_name, key, {}, {}};
       for (const RunResult* r : row.runs) {
         line.values.push_back(r ? figure(*r, key) : std::nullopt);
         line.repeats.push_back(r ? repeat_figure(*r, key) : std::nullopt);

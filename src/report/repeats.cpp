@@ -110,7 +110,7 @@ std::optional<metrics::RepeatStats> repeat_figure(const RunResult& run, const st
 }
 
 std::string plus_minus(const metrics::RepeatStats& s) {
-  return fmt::format("{} ± {}", text::python_g(s.mean), text::python_g(s.ci_high - s.mean));
+  return fmt::format("{} ± {:.3g}", text::python_g(s.mean), s.ci_high - s.mean);
 }
 
 std::string repeats_markdown(std::span<const RunResult> runs) {
