@@ -241,9 +241,11 @@ std::string compare_runs(std::span<const CompareInput> inputs,
   }
   std::vector<text::Row> rows;
   for (const Line& l : lines) {
-    text::Row row = {{l.test_name, false}, {l.metric, false}, {value_text(l, 0), true}};
+    // "mean ± half-width" is text: a column holding one is left-aligned as a whole.
+    text::Row row = {
+        {l.test_name, false}, {l.metric, false}, {value_text(l, 0), !l.repeats[0].has_value()}};
     for (size_t i = 1; i < inputs.size(); ++i) {
-      row.push_back({value_text(l, i), true});
+      row.push_back({value_text(l, i), !l.repeats[i].has_value()});
       row.push_back({shown(delta(l.values[0], l.values[i]), "{:+g}"), true});
       row.push_back({shown(ratio(l.values[0], l.values[i]), "{:.3f}"), true});
       if (tested) row.push_back({significance_text(welch(l, i)), false});

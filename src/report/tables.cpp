@@ -67,7 +67,7 @@ Cell number_cell(const std::optional<double>& v) {
 
 // A figure's cell; for repeated runs "mean ± half-width of its 95% interval".
 Cell figure_cell(const RunResult& run, const char* key) {
-  if (const auto s = repeat_figure(run, key)) return {plus_minus(*s), true};
+  if (const auto s = repeat_figure(run, key)) return {plus_minus(*s), false};  // text, not a number
   return number_cell(figure(run, key));
 }
 

@@ -268,7 +268,8 @@ PointResult execute_repeated_point(const Spec& point, const Target& target,
     if (!point.seed_given) run.seed = point.seed + static_cast<uint64_t>(k);
     Paths run_paths = paths;
     run_paths.records = run_records_path(paths.records, k + 1);
-    run_paths.result.clear();  // only the combined result is saved
+    // run_paths.result stays: each run's records_file is named as beside it; only the combined
+    // result is saved there.
     const std::vector<client::PlannedRequest> plan = make_plan(run, prompts);
     RecordsFile records_file(run_paths.records, run_paths.records_flag);
     if (k == 0) run_warmups(point, target.endpoint, body, plan.front(), options, tok, records_file);
