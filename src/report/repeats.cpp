@@ -110,7 +110,9 @@ std::optional<metrics::RepeatStats> repeat_figure(const RunResult& run, const st
 }
 
 std::string plus_minus(const metrics::RepeatStats& s) {
-  return fmt::format("{} ± {:.3g}", text::python_g(s.mean), s.ci_high - s.mean);
+  const double half = s.ci_high - s.mean;  // three significant digits, never an exponent
+  return text::python_g(s.mean) + " ± " +
+         (std::fabs(half) >= 1000 ? fmt::format("{:.0f}", half) : fmt::format("{:.3g}", half));
 }
 
 std::string repeats_markdown(std::span<const RunResult> runs) {

@@ -66,6 +66,10 @@ TEST(RepeatsTables, ServingAndConcurrencyCellsCarryTheInterval) {
   // The CSV has every statistic as its own column.
   const std::string csv = figures_csv(runs);
   EXPECT_NE(csv.find("servebench.repeats.mean_ttft_ms.ci95_high"), std::string::npos) << csv;
+  // Half-widths of a thousand or more are whole numbers, not "1.89e+03".
+  EXPECT_EQ(
+      plus_minus(metrics::RepeatStats{.mean = 3522.86, .ci_low = 1635.45, .ci_high = 5410.27}),
+      "3522.86 ± 1887");
   // A single run has no repeats table and no ±.
   const std::vector<RunResult> single = {
       RunResult{"s.json", "vllm", "s", {{"completed", 3}, {"mean_ttft_ms", 5.0}}}};
