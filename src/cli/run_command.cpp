@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/run_flags.h"
 #include "cli/search_flags.h"
+#include "cli/values.h"
 #include "core/error.h"
 
 namespace servebench::cli {
@@ -194,6 +195,10 @@ std::function<run::Spec()> add_run_flags(CLI::App& app) {
   opt("--max-concurrency", f->max_concurrency,
       "at most this many requests in flight; a list (1,2,4,8) runs one benchmark each", traffic);
   opt("--num-warmups", f->num_warmups, "warmup requests before the run (not measured)", traffic);
+  opt("--num-runs", f->num_runs,
+      "run each point this many times (same prompts; arrivals reseeded per run unless --seed is "
+      "given; warmups once) and report each figure's mean, sd and 95% confidence interval",
+      extra);
   opt("--probe-request-rate", f->probe_request_rate,
       "> 0: also send one-token probes, one at a time, this many per second beside the run "
       "(past --max-concurrency), and report their latency apart",
@@ -316,6 +321,8 @@ std::function<run::Spec()> add_run_flags(CLI::App& app) {
   return [f, sub, search]() -> run::Spec {
     run::Spec spec = spec_from_flags(*f, *sub);
     if (search_requested(*sub, *search)) spec.search = validate_search(*search, spec);
+    if (spec.search && spec.num_runs > 1)
+      usage("--num-runs", "cannot be combined with --search-slo (each probe is one run)");
     return spec;
   };
 }

@@ -575,6 +575,19 @@ void check_shard(const RawFlags& f, const Given& given, run::Spec& c) {
   }
 }
 
+// --num-runs: how many times each point runs; --seed given fixes the arrivals of every run.
+void check_repeats(const RawFlags& f, const Given& given, run::Spec& c) {
+  c.seed_given = given("--seed");
+  c.num_runs = static_cast<int>(parse_int("--num-runs", f.num_runs, 1, 1000));
+  if (c.num_runs == 1) return;
+  if (c.shard.count > 0)
+    usage("--num-runs", "cannot be combined with --shard (merge the shards of each run instead)");
+  if (run::runs_several_targets(c))
+    usage("--num-runs",
+          "cannot be combined with several targets (--base-url A,B or "
+          "--sim-instances); run each target on its own");
+}
+
 }  // namespace
 
 run::Spec spec_from_flags(const RawFlags& f, const CLI::App& sub) {
@@ -592,6 +605,7 @@ run::Spec spec_from_flags(const RawFlags& f, const CLI::App& sub) {
   apply_target_flags(f.sim_instances, given, c);
   apply_stage_flags(f.stages, given, c);
   apply_ramp_up_flags(f.ramp_up, given, c);  // after the load shapes that refuse it
+  check_repeats(f, given, c);                // after the targets it refuses
   return c;
 }
 

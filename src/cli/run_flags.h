@@ -57,6 +57,7 @@ struct RawFlags {
       repetition_penalty;
   std::string ready_check_timeout_sec = "0", extra_body;
   // servebench
+  std::string num_runs = "1";  // repeated runs of each point (docs/metrics.md "Repeated runs")
   std::string records, io_threads = "1", drain_timeout_sec = "10", http_engine = "auto";
   std::string request_timeout_sec = "21600";  // vLLM's aiohttp total timeout: 6 h
   std::string arrival_clock = "kernel";

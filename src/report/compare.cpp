@@ -92,8 +92,29 @@ std::vector<MatchedRow> match_runs(std::span<const CompareInput> inputs, Compare
 
 struct Line {
   std::string test_name, metric;
-  std::vector<std::optional<double>> values;  // one per input
+  std::vector<std::optional<double>> values;                 // one per input
+  std::vector<std::optional<metrics::RepeatStats>> repeats;  // --num-runs results
 };
+
+// Whether input i differs from the baseline beyond the runs' noise: Welch's t test of the two
+// means over their repeated runs, significant at p < 0.05 (docs/reports.md "compare"). nullopt
+// unless both sides were repeated (n >= 2) with some spread.
+constexpr double kSignificance = 0.05;
+std::optional<metrics::WelchTest> welch(const Line& l, size_t i) {
+  if (!l.repeats[0] || !l.repeats[i]) return std::nullopt;
+  return metrics::welch_t_test(*l.repeats[0], *l.repeats[i]);
+}
+std::string significance_text(const std::optional<metrics::WelchTest>& w) {
+  if (!w) return "n/a";
+  return fmt::format("{} (p={:.3g})", w->p_value < kSignificance ? "yes" : "no", w->p_value);
+}
+json significance_json(const std::optional<metrics::WelchTest>& w) {
+  if (!w) return nullptr;
+  return {{"significant", w->p_value < kSignificance},
+          {"p_value", w->p_value},
+          {"t", w->t},
+          {"dof", w->dof}};
+}
 
 std::optional<double> delta(const std::optional<double>& base, const std::optional<double>& v) {
   if (!base || !v) return std::nullopt;
@@ -106,6 +127,11 @@ std::optional<double> ratio(const std::optional<double>& base, const std::option
 
 std::string shown(const std::optional<double>& v, const char* format) {
   return v ? fmt::format(fmt::runtime(format), *v) : std::string("n/a");
+}
+
+std::string value_text(const Line& l, size_t i) {
+  if (l.repeats[i]) return plus_minus(*l.repeats[i]);
+  return shown(l.values[i], "{:g}");
 }
 
 std::string csv_number(const std::optional<double>& v) {
@@ -137,9 +163,10 @@ std::string compare_runs(std::span<const CompareInput> inputs,
   std::vector<Line> lines;
   for (const MatchedRow& row : match_runs(inputs, match)) {
     for (const std::string& key : keys) {
-      Line line{row.test_name, key, {}};
+      Line line{row.test_name, key, {}, {}};
       for (const RunResult* r : row.runs) {
         line.values.push_back(r ? figure(*r, key) : std::nullopt);
+        line.repeats.push_back(r ? repeat_figure(*r, key) : std::nullopt);
       }
       // A default figure no input carries (e2el without --percentile-metrics, say) is noise.
       const bool any = std::any_of(line.values.begin(), line.values.end(),
@@ -148,23 +175,40 @@ std::string compare_runs(std::span<const CompareInput> inputs,
     }
   }
   const std::string& base = inputs.front().name;
+  // Repeated runs on both sides of some row: each input gets a "significant" column.
+  bool tested = false;
+  for (const Line& l : lines) {
+    for (size_t i = 1; i < inputs.size(); ++i) tested = tested || welch(l, i).has_value();
+  }
   if (format == CompareFormat::kJson) {
     json names = json::array();
     for (const CompareInput& in : inputs) names.push_back(in.name);
     json rows = json::array();
     for (const Line& l : lines) {
       json values = json::object(), deltas = json::object(), ratios = json::object();
+      json intervals = json::object(), tests = json::object();
       for (size_t i = 0; i < inputs.size(); ++i) {
         values[inputs[i].name] = json_number(l.values[i]);
+        if (l.repeats[i]) {
+          intervals[inputs[i].name] = {{"mean", l.repeats[i]->mean},
+                                       {"sd", l.repeats[i]->sd},
+                                       {"ci95_low", l.repeats[i]->ci_low},
+                                       {"ci95_high", l.repeats[i]->ci_high},
+                                       {"n", l.repeats[i]->n}};
+        }
         if (i == 0) continue;
         deltas[inputs[i].name] = json_number(delta(l.values[0], l.values[i]));
         ratios[inputs[i].name] = json_number(ratio(l.values[0], l.values[i]));
+        if (tested) tests[inputs[i].name] = significance_json(welch(l, i));
       }
-      rows.push_back({{"test_name", l.test_name},
-                      {"metric", l.metric},
-                      {"values", values},
-                      {"delta", deltas},
-                      {"ratio", ratios}});
+      json row = {{"test_name", l.test_name},
+                  {"metric", l.metric},
+                  {"values", values},
+                  {"delta", deltas},
+                  {"ratio", ratios}};
+      if (!intervals.empty()) row["repeats"] = std::move(intervals);
+      if (tested) row["welch"] = std::move(tests);
+      rows.push_back(std::move(row));
     }
     json out{{"baseline", base}, {"inputs", names}, {"rows", rows}};
     make_valid_utf8(out);  // input names come from file names, which need not be UTF-8
@@ -175,6 +219,7 @@ std::string compare_runs(std::span<const CompareInput> inputs,
     headers.push_back(inputs[i].name);
     headers.push_back(inputs[i].name + " - " + base);
     headers.push_back(inputs[i].name + " / " + base);
+    if (tested) headers.push_back(inputs[i].name + " significant (Welch)");
   }
   if (format == CompareFormat::kCsv) {
     std::string out;
@@ -185,6 +230,10 @@ std::string compare_runs(std::span<const CompareInput> inputs,
       for (size_t i = 1; i < inputs.size(); ++i) {
         out += "," + csv_number(l.values[i]) + "," + csv_number(delta(l.values[0], l.values[i])) +
                "," + csv_number(ratio(l.values[0], l.values[i]));
+        if (tested) {
+          const auto w = welch(l, i);
+          out += "," + (w ? std::string(w->p_value < kSignificance ? "yes" : "no") : "");
+        }
       }
       out += "\n";
     }
@@ -192,11 +241,14 @@ std::string compare_runs(std::span<const CompareInput> inputs,
   }
   std::vector<text::Row> rows;
   for (const Line& l : lines) {
-    text::Row row = {{l.test_name, false}, {l.metric, false}, {shown(l.values[0], "{:g}"), true}};
+    // "mean ± half-width" is text: a column holding one is left-aligned as a whole.
+    text::Row row = {
+        {l.test_name, false}, {l.metric, false}, {value_text(l, 0), !l.repeats[0].has_value()}};
     for (size_t i = 1; i < inputs.size(); ++i) {
-      row.push_back({shown(l.values[i], "{:g}"), true});
+      row.push_back({value_text(l, i), !l.repeats[i].has_value()});
       row.push_back({shown(delta(l.values[0], l.values[i]), "{:+g}"), true});
       row.push_back({shown(ratio(l.values[0], l.values[i]), "{:.3f}"), true});
+      if (tested) row.push_back({significance_text(welch(l, i)), false});
     }
     rows.push_back(std::move(row));
   }

@@ -125,7 +125,9 @@ std::string guidellm_tables(std::span<const RunResult> runs) {
     if (!group.empty()) out += metadata_block(group) + "\n";
     out += guidellm_info_stats(group);
   }
-  return out;
+  // GuideLLM's tables have no room for intervals: repeated runs get their own table after them.
+  const std::string repeats = repeats_markdown(runs);
+  return repeats.empty() ? out : out + "\n" + repeats;
 }
 
 }  // namespace servebench::report

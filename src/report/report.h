@@ -88,6 +88,10 @@ std::string extras_console_block(const metrics::Summary& summary, const RunInfo&
 // The server's own figures over the run (the result's `servebench.server_metrics`, written by
 // server_metrics::summarize): the known vLLM / SGLang / TGI / Dynamo metrics it found.
 std::string server_metrics_console_block(const nlohmann::json& server_metrics);
+// After the runs of a point run several times (`run --num-runs`): each figure of the result's
+// "servebench.repeats" as "mean ± 95% CI half-width (sd, n runs)" under vLLM's labels, in vLLM's
+// console order. "" for a result without repeats.
+std::string repeats_console_block(const nlohmann::json& result);
 
 // vLLM's result JSON (same keys, same meanings). With `detailed`, adds the per-request arrays
 // (input_lens, output_lens, ttfts, itls, generated_texts, errors, start_times).

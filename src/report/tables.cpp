@@ -65,6 +65,12 @@ Cell number_cell(const std::optional<double>& v) {
   return {text::python_g(*v), true};
 }
 
+// A figure's cell; for repeated runs "mean ± half-width of its 95% interval".
+Cell figure_cell(const RunResult& run, const char* key) {
+  if (const auto s = repeat_figure(run, key)) return {plus_minus(*s), false};  // text, not a number
+  return number_cell(figure(run, key));
+}
+
 std::vector<const RunResult*> sorted_by_name(std::span<const RunResult> runs) {
   std::vector<const RunResult*> out;
   for (const RunResult& r : runs) out.push_back(&r);
@@ -150,7 +156,7 @@ std::string vllm_serving_markdown(std::span<const RunResult> all_runs, MarkdownS
   }
   for (const RunResult* run : ordered) {
     text::Row row = {{run->test_name, false}, {gpu_label(*run), false}};
-    for (const Column& c : kServingColumns) row.push_back(number_cell(figure(*run, c.key)));
+    for (const Column& c : kServingColumns) row.push_back(figure_cell(*run, c.key));
     rows.push_back(std::move(row));
   }
   return markdown_table(headers, rows, style);
@@ -357,7 +363,10 @@ std::string concurrency_markdown(std::span<const RunResult> all_runs) {
       out += "| " + (concurrency ? text::round2(*concurrency) : std::string("unlimited"));
       for (const char* key : kKeys) {
         const auto v = figure(*r, key);
-        out += " | " + (v ? text::round2(*v) : std::string(kNotAvailable));
+        const auto s = repeat_figure(*r, key);  // repeated runs: mean ± its 95% interval
+        out += " | " + (s   ? text::round2(s->mean) + " ± " + text::round2(s->ci_high - s->mean)
+                        : v ? text::round2(*v)
+                            : std::string(kNotAvailable));
       }
       out += " |\n";
     }
@@ -386,9 +395,11 @@ std::string inference_perf_stages_markdown(std::span<const RunResult> all_runs) 
          repr(per_request(figure(run, "total_output_tokens"), completed)),
          repr(mean_e2el_ms ? std::optional<double>(*mean_e2el_ms / 1000.0) : std::nullopt)});
   }
-  return text::aligned_markdown(
-      {"qps", "total_requests", "avg_prompt_tokens", "avg_output_tokens", "avg_time_per_request"},
-      rows);
+  const std::string repeats = repeats_markdown(runs);
+  return text::aligned_markdown({"qps", "total_requests", "avg_prompt_tokens", "avg_output_tokens",
+                                 "avg_time_per_request"},
+                                rows) +
+         (repeats.empty() ? "" : "\n" + repeats);
 }
 
 std::string figures_csv(std::span<const RunResult> runs) {

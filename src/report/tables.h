@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/repeats.h"
+
 namespace servebench::report {
 
 // One benchmark run as read from a result file: vLLM's result object (servebench's carries its
@@ -48,6 +50,17 @@ std::vector<RunResult> load_runs(const std::string& path);
 // are derived from its "latencies" array when it has one entry per completed request. A dotted
 // key walks nested objects ("percentiles.99" of a latency result).
 std::optional<double> figure(const RunResult& run, const std::string& key);
+
+// A figure's statistics across repeated runs (`run --num-runs`: the result's
+// "servebench.repeats.<key>"); nullopt for a single run or a key without them.
+std::optional<metrics::RepeatStats> repeat_figure(const RunResult& run, const std::string& key);
+// "mean ± half-width of the 95% interval", numbers as Python's str() prints them.
+std::string plus_minus(const metrics::RepeatStats& stats);
+
+// The runs that were repeated (`run --num-runs`), one row each: runs, then vLLM's throughputs and
+// TTFT/TPOT/ITL/E2EL mean and P99 as "mean ± half-width of the 95% interval"; "" when no run
+// was repeated. The GuideLLM and inference-perf layouts end with it.
+std::string repeats_markdown(std::span<const RunResult> runs);
 
 // vLLM's serving table (convert-results-json-to-markdown.py), the columns of seeds 000/002.
 // GPU is metadata "gpu_type" as "<lines>x<first line>".

@@ -22,11 +22,19 @@ int after_point(const std::string& s) {
   return static_cast<int>(s.size() - pos - 1);
 }
 
+// The columns a cell takes: its UTF-8 characters, not its bytes ("±" is one), as tabulate counts.
+size_t columns(const std::string& s) {
+  return static_cast<size_t>(std::count_if(
+      s.begin(), s.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+}
+
 std::string pad_left(const std::string& s, size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+  const size_t w = columns(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
 }
 std::string pad_right(const std::string& s, size_t width) {
-  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+  const size_t w = columns(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
 }
 
 // Each column's widest text, header included.
@@ -34,8 +42,8 @@ std::vector<size_t> widest_cells(const std::vector<std::string>& headers,
                                  const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(headers.size());
   for (size_t c = 0; c < headers.size(); ++c) {
-    width[c] = headers[c].size();
-    for (const auto& r : rows) width[c] = std::max(width[c], c < r.size() ? r[c].size() : 0);
+    width[c] = columns(headers[c]);
+    for (const auto& r : rows) width[c] = std::max(width[c], c < r.size() ? columns(r[c]) : 0);
   }
   return width;
 }
@@ -58,8 +66,8 @@ std::string tabulate_pipe(const std::vector<std::string>& headers, const std::ve
       for (const std::string& s : cells) max_after = std::max(max_after, after_point(s));
       for (std::string& s : cells) s += std::string(max_after - after_point(s), ' ');
     }
-    width[c] = headers[c].size() + 2;
-    for (const std::string& s : cells) width[c] = std::max(width[c], s.size());
+    width[c] = columns(headers[c]) + 2;
+    for (const std::string& s : cells) width[c] = std::max(width[c], columns(s));
   }
   auto line = [&](auto&& cell_text) {
     std::string out = "|";

@@ -147,9 +147,9 @@ PointOutcome run_main(const Spec& c, const client::Endpoint& ep, const client::B
   return m;
 }
 
-// Prints the point's console blocks, saves its result when asked, and returns the result.
-nlohmann::json report_and_save(const Spec& c, const Target& target, const std::string& date,
-                               const Paths& paths, const PointOutcome& m) {
+// Prints the point's console blocks and returns its result.
+nlohmann::json report_point(const Spec& c, const Target& target, const std::string& date,
+                            const Paths& paths, const PointOutcome& m) {
   print_failures(m.records);
   metrics::Options mo;
   mo.percentiles = c.percentiles;
@@ -180,8 +180,13 @@ nlohmann::json report_and_save(const Spec& c, const Target& target, const std::s
   if (!m.server_metrics.is_null())
     std::fputs(report::server_metrics_console_block(m.server_metrics).c_str(), stdout);
   std::fflush(stdout);
-  nlohmann::json result = point_result_json(c, summary, info, measured, m, trimmed, paths);
-  if (paths.result.empty()) return result;
+  return point_result_json(c, summary, info, measured, m, trimmed, paths);
+}
+
+// Saves the point's result when asked (and vLLM's PyTorch side file when its variable is set).
+void save_point_result(const Spec& c, const Target& target, const Paths& paths,
+                       const nlohmann::json& result) {
+  if (paths.result.empty()) return;
   save_result(paths.result, result, c.append_result, paths.result_flag);
   // vLLM writes its PyTorch-benchmark side file only when this variable is set.
   if (std::getenv("SAVE_TO_PYTORCH_BENCHMARK_FORMAT")) {
@@ -192,7 +197,6 @@ nlohmann::json report_and_save(const Spec& c, const Target& target, const std::s
       save_result(stem + ".pytorch.json", pt, false, paths.result_flag);
     }
   }
-  return result;
 }
 
 // A shard's part of the whole plan (shard.h), said on the console; the whole plan's hash.
@@ -216,18 +220,16 @@ ShardedPlan take_shard(const Spec& c, std::vector<client::PlannedRequest>& plan)
   return s;
 }
 
-}  // namespace
+// Run k's records file (--num-runs): "<stem>.run<k>.jsonl" beside the one a single run writes.
+std::string run_records_path(const std::string& records, int run) {
+  if (records.empty()) return records;
+  const fs::path path(records);
+  const std::string ext = path.extension().string();
+  return (path.parent_path() / path.stem()).string() + fmt::format(".run{}", run) +
+         (ext.empty() ? ".jsonl" : ext);
+}
 
-PointResult execute_point(const Spec& point, const Target& target, const tokenizer::Tokenizer& tok,
-                          const std::vector<dataset::Prompt>& prompts,
-                          const client::BodyOptions& body,
-                          const std::optional<server_metrics::SamplerOptions>& scrape,
-                          const std::string& date) {
-  warn_if_too_few_files(point);  // before the point's files: a refusal leaves none behind
-  const Paths paths = output_paths(point, target.model_id, date);
-  std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
-  const ShardedPlan sharded = take_shard(point, plan);
-  RecordsFile records_file(paths.records, paths.records_flag);
+client::RunOptions point_options(const Spec& point) {
   client::RunOptions options;
   options.max_concurrency =
       shard_share(point.max_concurrency, point.shard.index, point.shard.count);
@@ -239,6 +241,74 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
   options.stop = &g_stop;
   options.drain_timeout_s = point.drain_timeout_s;
   options.max_duration_s = point.limits.duration_s;
+  return options;
+}
+
+// --num-runs N: the point run N times against the server as it is. The prompts are the same
+// every run; the send times are drawn with --seed + run index unless --seed was given (then
+// every run has the same ones). Warmups run once, before the first run: they bring a cold
+// server to its steady state, and later runs start from the state the previous run left, as
+// AIPerf's multi-run does by default. Each run prints its blocks and writes its own records
+// file; the repeats block and the one result (repeated_result_json) follow. Several targets
+// and shards are refused by the command line.
+PointResult execute_repeated_point(const Spec& point, const Target& target,
+                                   const tokenizer::Tokenizer& tok,
+                                   const std::vector<dataset::Prompt>& prompts,
+                                   const client::BodyOptions& body,
+                                   const std::optional<server_metrics::SamplerOptions>& scrape,
+                                   const std::string& date) {
+  const Paths paths = output_paths(point, target.model_id, date);
+  const client::RunOptions options = point_options(point);
+  std::vector<nlohmann::json> results;
+  std::vector<uint64_t> seeds;
+  PointResult done;
+  for (int k = 0; k < point.num_runs; ++k) {
+    Spec run = point;
+    if (!point.seed_given) run.seed = point.seed + static_cast<uint64_t>(k);
+    Paths run_paths = paths;
+    run_paths.records = run_records_path(paths.records, k + 1);
+    // run_paths.result stays: each run's records_file is named as beside it; only the combined
+    // result is saved there.
+    const std::vector<client::PlannedRequest> plan = make_plan(run, prompts);
+    RecordsFile records_file(run_paths.records, run_paths.records_flag);
+    if (k == 0) run_warmups(point, target.endpoint, body, plan.front(), options, tok, records_file);
+    run.num_warmups = k == 0 ? point.num_warmups : 0;
+    std::printf("\nRun %d of %d (arrival seed %llu)\n", k + 1, point.num_runs,
+                static_cast<unsigned long long>(run.seed));
+    const std::string run_started = core::wall_timestamp_compact();
+    const PointOutcome outcome =
+        run_main(run, target.endpoint, body, plan, options, tok, records_file, scrape);
+    results.push_back(report_point(run, target, run_started, run_paths, outcome));
+    seeds.push_back(run.seed);
+    if (outcome.interrupted) {  // the runs done so far are the result
+      done.interrupted = true;
+      break;
+    }
+  }
+  done.result = repeated_result_json(point, results, seeds);
+  if (!paths.result.empty()) done.result["servebench"]["result_file"] = paths.result;
+  std::fputs(report::repeats_console_block(done.result).c_str(), stdout);
+  std::fflush(stdout);
+  save_point_result(point, target, paths, done.result);
+  done.result_file = paths.result;
+  return done;
+}
+
+}  // namespace
+
+PointResult execute_point(const Spec& point, const Target& target, const tokenizer::Tokenizer& tok,
+                          const std::vector<dataset::Prompt>& prompts,
+                          const client::BodyOptions& body,
+                          const std::optional<server_metrics::SamplerOptions>& scrape,
+                          const std::string& date) {
+  warn_if_too_few_files(point);  // before the point's files: a refusal leaves none behind
+  if (point.num_runs > 1)
+    return execute_repeated_point(point, target, tok, prompts, body, scrape, date);
+  const Paths paths = output_paths(point, target.model_id, date);
+  std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
+  const ShardedPlan sharded = take_shard(point, plan);
+  RecordsFile records_file(paths.records, paths.records_flag);
+  client::RunOptions options = point_options(point);
 
   run_warmups(point, target.endpoint, body, plan.front(), options, tok, records_file);
   if (point.coordination) {  // several targets: the main run's t0 is common (targets.cpp)
@@ -259,7 +329,8 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
     outcome.shard = shard_json(point, shard_start, sharded.hash, plan.size(), paths.records);
   if (point.coordination) point.coordination->before_report(point.base_url);
   PointResult done;
-  done.result = report_and_save(point, target, started, paths, outcome);
+  done.result = report_point(point, target, started, paths, outcome);
+  save_point_result(point, target, paths, done.result);
   if (point.coordination) point.coordination->after_report(done.result);
   done.result_file = paths.result;
   done.interrupted = outcome.interrupted;

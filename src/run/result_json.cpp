@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "core/clock.h"
+#include "metrics/repeats.h"
 
 #include "run/coordination.h"
 #include "run/names.h"
@@ -173,6 +174,72 @@ nlohmann::json point_result_json(const Spec& c, const metrics::Summary& summary,
   if (!m.shard.is_null()) ours["shard"] = m.shard;
   if (c.deployment) ours["deployment"] = deployment_json(*c.deployment);
   ours["load"] = load_json(c, trimmed, m.stop, ended_by_duration(c, m.records, m.not_sent));
+  return result;
+}
+
+nlohmann::json repeated_result_json(const Spec& c, const std::vector<nlohmann::json>& runs,
+                                    const std::vector<uint64_t>& seeds) {
+  using nlohmann::json;
+  if (runs.empty()) return json::object();
+  // vLLM's per-request arrays (report/result_json.cpp): one entry per request of a run.
+  static const char* const kPerRequest[] = {"latencies",   "queue_times",     "input_lens",
+                                            "output_lens", "ttfts",           "itls",
+                                            "start_times", "generated_texts", "errors"};
+  auto per_request = [](const std::string& key) {
+    return std::find(std::begin(kPerRequest), std::end(kPerRequest), key) != std::end(kPerRequest);
+  };
+  json result = runs.front();
+  json repeats = json::object();
+  for (const auto& [key, first] : runs.front().items()) {
+    if (key == "servebench") continue;
+    if (first.is_array() && per_request(key)) {
+      json all = json::array();
+      for (const json& r : runs) {
+        const auto it = r.find(key);
+        if (it == r.end() || !it->is_array()) continue;
+        for (const json& v : *it) all.push_back(v);
+      }
+      result[key] = std::move(all);
+      continue;
+    }
+    if (!first.is_number()) continue;
+    std::vector<double> values;
+    for (const json& r : runs) {
+      const auto it = r.find(key);
+      if (it != r.end() && it->is_number() && std::isfinite(it->get<double>()))
+        values.push_back(it->get<double>());
+    }
+    // A figure some run lacks (or an infinite rate) is the first run's.
+    if (values.size() != runs.size()) continue;
+    const metrics::RepeatStats s = metrics::repeat_stats(values);
+    // An integer key stays an integer for vLLM's readers; the exact mean is in the repeats.
+    result[key] = first.is_number_float() ? json(s.mean) : json(std::llround(s.mean));
+    repeats[key] = {{"mean", s.mean},
+                    {"sd", s.sd},
+                    {"ci95_low", s.ci_low},
+                    {"ci95_high", s.ci_high},
+                    {"n", s.n}};
+  }
+  json per_run = json::array();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    json r = runs[i];
+    for (const char* key : kPerRequest) r.erase(key);
+    r["run"] = i + 1;
+    r["seed"] = i < seeds.size() ? json(seeds[i]) : json(nullptr);
+    per_run.push_back(std::move(r));
+  }
+  json& ours = result["servebench"];
+  ours["runs"] = std::move(per_run);
+  ours["repeats"] = std::move(repeats);
+  ours["repeat_method"] = {
+      {"num_runs", runs.size()},
+      {"requested_runs", c.num_runs},
+      {"top_level", "mean across runs (integers rounded); per-request arrays concatenated"},
+      {"sd", "sample (n - 1)"},
+      {"interval", "95% for the mean, Student's t with n - 1 degrees of freedom"},
+      {"arrival_seeds", c.seed_given ? "fixed by --seed: every run has the same send times"
+                                     : "fresh: --seed + run index (0-based)"},
+      {"warmups", "once, before the first run"}};
   return result;
 }
 

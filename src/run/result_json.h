@@ -49,6 +49,15 @@ nlohmann::json point_result_json(const Spec& c, const metrics::Summary& summary,
                                  const PointOutcome& m, const TrimmedRun& trimmed,
                                  const Paths& paths);
 
+// The result of a point run several times (--num-runs; `runs` in order, each point_result_json's
+// result; `seeds` each run's arrival seed). vLLM's top-level numbers are the mean across the runs
+// (integers rounded to the nearest: their exact mean is in the repeats), its per-request arrays
+// the runs' concatenated in run order, everything else the first run's. servebench's section
+// adds "runs" (each run's result without the per-request arrays, with "run" and "seed"),
+// "repeats" (each number of vLLM's: mean, sd, ci95_low, ci95_high, n) and "repeat_method".
+nlohmann::json repeated_result_json(const Spec& c, const std::vector<nlohmann::json>& runs,
+                                    const std::vector<uint64_t>& seeds);
+
 // The run's arguments under vLLM's argparse names (headers left out: they may hold secrets).
 nlohmann::json args_json(const Spec& c, const Target& t);
 

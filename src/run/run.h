@@ -116,6 +116,11 @@ struct Spec {
   int max_active_conversations = 0;         // multi-turn; 0 = none
   int num_conversations = 0;                // multi-turn: what the dataset gave (set per run)
   uint64_t seed = 0;
+  bool seed_given = false;  // --seed was given: repeated runs share its arrival times
+  // --num-runs: each point run this many times (same prompts; arrivals drawn with seed + run
+  // index unless seed_given; warmups once, before the first run), then the figures' mean, sd and
+  // 95% Student's t interval across runs (docs/metrics.md "Repeated runs").
+  int num_runs = 1;
   // 32-bit words the dataset drew from numpy's global generator after seeding it (vLLM's
   // prefix_repetition does); vLLM's arrival gaps continue from there (set per run).
   uint64_t numpy_words_drawn = 0;

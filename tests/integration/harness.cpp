@@ -223,6 +223,12 @@ std::vector<std::string> TempDir::files() const {
   return names;
 }
 
+std::vector<std::string> TempDir::files_ending(const std::string& suffix) const {
+  std::vector<std::string> names = files();
+  std::erase_if(names, [&](const std::string& n) { return !n.ends_with(suffix); });
+  return names;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

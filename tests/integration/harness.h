@@ -66,6 +66,8 @@ class TempDir {
   ~TempDir();
   const std::string& path() const { return path_; }
   std::vector<std::string> files() const;  // names, sorted
+  // The names ending in `suffix`, sorted ("" for none).
+  std::vector<std::string> files_ending(const std::string& suffix) const;
 
  private:
   std::string path_;
