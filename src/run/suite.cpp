@@ -117,8 +117,9 @@ int execute_suite(const SuiteSpec& suite) {
     Status& s = statuses[i];
     if (core::interrupted()) {  // SIGINT/SIGTERM after the test before ended: stop here
       result = core::interrupt_exit_code();
-      std::fprintf(stderr, "servebench: suite: stopped by %s before %s; --resume continues there\n",
-                   core::interrupt_name(), t.name.c_str());
+      std::fprintf(stderr,
+                   "servebench: suite: interrupted before %s (%s); --resume continues there\n",
+                   t.name.c_str(), core::interrupt_name());
       break;
     }
     if (suite.resume && complete_result(t.result_path)) {
@@ -139,8 +140,8 @@ int execute_suite(const SuiteSpec& suite) {
       fs::remove(t.result_path, rm);
       s.state = "interrupted";
       result = s.exit_code;
-      std::fprintf(stderr, "servebench: suite: stopped by %s at %s; --resume continues there\n",
-                   core::interrupt_name(), t.name.c_str());
+      std::fprintf(stderr, "servebench: suite: interrupted at %s (%s); --resume continues there\n",
+                   t.name.c_str(), core::interrupt_name());
       break;
     }
     if (s.exit_code == 0 && complete_result(t.result_path)) {

@@ -88,7 +88,7 @@ TEST_P(MidRunSignal, StopsSendingPrintsTheSummaryAndSavesThePartialResult) {
   size_t lines = 0;
   for (const std::string& line : lines_of(records)) {
     if (line.empty()) continue;
-    EXPECT_NO_THROW((void)json::parse(line)) << line;
+    EXPECT_TRUE(json::accept(line)) << line;
     ++lines;
   }
   EXPECT_EQ(static_cast<double>(lines), *ok + *failed);
@@ -196,7 +196,7 @@ TEST_P(ReadyCheckSignal, StopsTheCommandWithoutSendingTheMainRun) {
                "--base-url",
                "http://127.0.0.1:" + std::to_string(port),
                "--model",
-               "m",
+               "servebench-sim",  // the simulator's name: its answer is the 503, not a 404
                "--tokenizer",
                "builtin",
                "--num-prompts",
