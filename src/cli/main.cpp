@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 
 int main(int argc, char** argv) {
   using namespace servebench;
@@ -37,10 +38,20 @@ int main(int argc, char** argv) {
     // --help and --version exit 0; every bad flag or value exits 2, as core::Error(kUsage) does.
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // The commands that measure or serve handle SIGINT and SIGTERM alike in every phase
+  // (core/interrupt.h); the others keep the default (a signal ends them at once).
+  for (const char* name : {"run", "suite", "latency", "throughput"}) {
+    if (app.get_subcommand(name)->parsed()) core::install_interrupt_handler();
+  }
+  if (app.get_subcommand("sim")->parsed())
+    core::install_interrupt_handler("stopping the simulator");
   try {
     for (auto& c : commands) {
       if (c.sub->parsed()) return c.action();
     }
+  } catch (const core::Interrupted& e) {  // SIGINT/SIGTERM before the main run: the phase
+    std::fprintf(stderr, "servebench: %s\n", core::redact_secrets(e.what()).c_str());
+    return e.exit_code();
   } catch (const core::Error& e) {
     std::fprintf(stderr, "servebench: %s\n", core::redact_secrets(e.what()).c_str());
     return e.exit_code();

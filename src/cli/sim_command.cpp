@@ -1,4 +1,5 @@
-// `servebench sim`: the simulated OpenAI-compatible server, in the foreground until SIGINT.
+// `servebench sim`: the simulated OpenAI-compatible server, in the foreground until SIGINT or
+// SIGTERM (exit 130 or 143).
 // Flags are read as text and converted here so that every bad value gives one line naming the
 // flag and exit code 2 (core::Error kUsage). docs/simulator.md describes them.
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "sim/sim.h"
 #include "tokenizer/tokenizer.h"
 
@@ -123,7 +125,7 @@ int serve_deployment(const SimFlags& f) {
   }
   std::fflush(stdout);
   server.wait();
-  return 0;
+  return core::interrupt_exit_code();  // 130 after SIGINT, 143 after SIGTERM
 }
 
 }  // namespace
@@ -182,7 +184,7 @@ Action add_sim_command(CLI::App& app) {
                 o.tokenizer ? o.tokenizer->name().c_str() : "builtin-word");
     std::fflush(stdout);
     server.wait();
-    return 0;
+    return core::interrupt_exit_code();  // 130 after SIGINT, 143 after SIGTERM
   };
 }
 

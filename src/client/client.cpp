@@ -16,6 +16,7 @@
 #include "client/transport.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/system.h"
 #include "tokenizer/tokenizer.h"
 
@@ -198,6 +199,13 @@ size_t collect_body(char* data, size_t size, size_t count, void* user) {
   return length;
 }
 
+// libcurl calls this about once a second even while nothing arrives: a non-zero return ends
+// the transfer (CURLE_ABORTED_BY_CALLBACK), so SIGINT/SIGTERM stop a ready check that waits on
+// a server that accepted and never answers.
+int abort_when_interrupted(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return core::interrupted() ? 1 : 0;
+}
+
 struct EasyHandle {
   CURL* easy = curl_easy_init();
   curl_slist* headers = nullptr;
@@ -236,7 +244,11 @@ void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
     curl_easy_setopt(handle.easy, CURLOPT_WRITEFUNCTION, &collect_body);
     curl_easy_setopt(handle.easy, CURLOPT_WRITEDATA, &reply);
     curl_easy_setopt(handle.easy, CURLOPT_ERRORBUFFER, error_buffer);
+    curl_easy_setopt(handle.easy, CURLOPT_XFERINFOFUNCTION, &abort_when_interrupted);
+    curl_easy_setopt(handle.easy, CURLOPT_NOPROGRESS, 0L);
+    core::throw_if_interrupted("ready check");
     CURLcode result = curl_easy_perform(handle.easy);
+    core::throw_if_interrupted("ready check");
     long status = 0;
     curl_easy_getinfo(handle.easy, CURLINFO_RESPONSE_CODE, &status);
 
@@ -263,7 +275,8 @@ void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
     int64_t pause_ns =
         std::min<int64_t>(1'000'000'000, int64_t{100'000'000} << std::min(attempt, 3));
     pause_ns = std::min(pause_ns, deadline - core::mono_ns());
-    if (pause_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(pause_ns));
+    if (pause_ns > 0 && !core::sleep_unless_interrupted(pause_ns))
+      core::throw_if_interrupted("ready check");
   }
   throw core::Error(core::ErrorKind::kNetwork, "ready check",
                     "the server did not become ready within " + detail::seconds_text(timeout_s) +

@@ -100,7 +100,8 @@ struct RunOptions {
   // can; libcurl's reads are always timed when read.
   bool kernel_arrival_times = true;
   int io_threads = 1;
-  // Set to true (e.g. by SIGINT) to stop sending; in-flight requests get `drain_timeout_s`.
+  // Set to true (e.g. by a stop rule) to stop sending; in-flight requests get `drain_timeout_s`.
+  // SIGINT/SIGTERM (core/interrupt.h) stop every run the same way, with or without it.
   std::atomic<bool>* stop = nullptr;
   double drain_timeout_s = 10;
   // > 0: at t0 + this, stop sending and cancel the requests in flight at once (GuideLLM's

@@ -14,6 +14,7 @@
 #include "client/event_loop_impl.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace servebench::client::detail {
 
@@ -26,8 +27,9 @@ namespace {
 // 20 µs apart: floor_pacer --send-port, which reads until 10 µs before, had a p99 a quarter
 // of servebench's (docs/performance.md).
 constexpr int64_t kSpinNs = 50'000;
-// How often the loop looks at RunOptions::stop (set from a signal handler, which cannot wake
-// us), only when a stop flag was given.
+// How often the loop looks at RunOptions::stop and at SIGINT/SIGTERM (core/interrupt.h: set
+// from a signal handler, which cannot wake us), only when a flag was given or the handler is
+// installed.
 constexpr int kStopPollMs = 10;
 // When the delivering thread held the outbox mutex, try again this soon.
 constexpr int64_t kOutboxRetryNs = 1'000'000;
@@ -195,7 +197,7 @@ int64_t EventLoop::Impl::gather_until_ns(int64_t now) {
 }
 
 bool EventLoop::Impl::stop_requested() const {
-  return shared.abort.load(std::memory_order_relaxed) ||
+  return shared.abort.load(std::memory_order_relaxed) || core::interrupted() ||
          (shared.options->stop != nullptr && shared.options->stop->load(std::memory_order_relaxed));
 }
 
@@ -210,7 +212,8 @@ int EventLoop::Impl::epoll_timeout_ms(int64_t now_abs) {
   if (more_due || slot_freed_here || (!ready_turns.empty() && !turn_held)) at_most(0);
   if (!outbox.empty()) at_most(kOutboxRetryNs);
   if (int64_t deadline = transport->next_deadline_ns(); deadline >= 0) at_most(deadline - now_abs);
-  if (shared.options->stop != nullptr && !stopping) at_most(int64_t{kStopPollMs} * 1'000'000);
+  if ((shared.options->stop != nullptr || core::interrupt_handler_installed()) && !stopping)
+    at_most(int64_t{kStopPollMs} * 1'000'000);
   if (stopping) at_most(drain_deadline_ns - now_abs);
   if (duration_end_ns >= 0 && !stopping) at_most(duration_end_ns - now_abs);
   if (timeout_ns < 0) return -1;

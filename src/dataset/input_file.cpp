@@ -12,6 +12,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/error.h"
+#include "core/interrupt.h"
+
 namespace servebench::dataset {
 
 namespace {
@@ -26,10 +29,13 @@ std::string read_stream(int fd, int wait_ms) {
   std::string bytes;
   char buf[1 << 16];
   for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, wait_ms);
+    // SIGINT/SIGTERM (core/interrupt.h) make the second descriptor readable: a FIFO whose writer
+    // never finishes does not hold the command.
+    pollfd p[2] = {{fd, POLLIN, 0}, {core::interrupt_fd(), POLLIN, 0}};
+    const int ready = ::poll(p, p[1].fd >= 0 ? 2 : 1, wait_ms);
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) throw std::runtime_error(std::strerror(errno));
+    core::throw_if_interrupted("reading the dataset");
     if (ready == 0) {
       throw std::runtime_error(bytes.empty()
                                    ? "nothing to read after " + std::to_string(wait_ms) +
@@ -68,6 +74,9 @@ InputFile::InputFile(const std::string& path, int pipe_wait_ms) : path_(path) {
     std::string bytes;
     try {
       bytes = read_stream(fd, pipe_wait_ms);
+    } catch (const core::Error&) {  // SIGINT/SIGTERM
+      ::close(fd);
+      throw;
     } catch (const std::runtime_error& e) {
       ::close(fd);
       fail_open(e.what());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/numpy_random.h"
 #include "dataset/dataset.h"
 #include "dataset/synth.h"
@@ -171,7 +172,8 @@ std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
     const size_t size = std::min(kBlock, count - block);
     stopped.assign(size, Converged{});
     run_in_parallel(size, [&](size_t first, size_t last) {
-      for (size_t k = first; k < last; ++k) {
+      // Minutes for large sets with a real tokenizer: SIGINT/SIGTERM end it (core/interrupt.h).
+      for (size_t k = first; k < last && !core::interrupted(); ++k) {
         const size_t i = block + k;
         Converged c = decode_to_target_len(tokenizer, initial_ids(i), target_of(i), not_now, false);
         if (c.stopped_for_padding) {
@@ -181,8 +183,10 @@ std::vector<Prompt> random_prompts(size_t count, const RandomOptions& options,
         }
       }
     });
+    core::throw_if_interrupted("building the prompts");
     for (size_t k = 0; k < size; ++k) {
       if (!stopped[k].stopped_for_padding) continue;
+      core::throw_if_interrupted("building the prompts");
       const size_t i = block + k;
       Converged c =
           resume_after_padding(tokenizer, std::move(stopped[k]), target_of(i), from_numpy, false);

@@ -1,40 +1,22 @@
 // File: run/interrupt.h
-// SIGINT during a run: the first stops sending (in-flight requests get the drain time), the
-// second exits at once; the records file is flushed line by line, so nothing measured is lost.
+// What stops a point's sending: a stop rule (g_stop; point.cpp clears it again so a sweep goes
+// on) or SIGINT/SIGTERM (core/interrupt.h: main installs the one handler; the client's loop
+// sees it by itself). A signal ends the command: in-flight requests get the drain time, the
+// summary and the partial result are written, and the exit code is 130 or 143.
 #pragma once
-
-#include <signal.h>
 
 #include <atomic>
 
+#include "core/interrupt.h"
+
 namespace servebench::run {
 
-// Set by the first Ctrl-C (or by a stop rule, sweep.cpp clears it again): send no more.
+// Set by a stop rule (load_rules.h): send no more in this point.
 extern std::atomic<bool> g_stop;
-// Ctrl-Cs since the handler was installed fresh.
-extern std::atomic<int> g_interrupts;
 
-extern "C" void on_sigint(int);
-
-// Installs the handler for its lifetime.
-class SigintHandler {
- public:
-  // `fresh`: forget earlier interrupts (not for the second and later of several targets: a
-  // Ctrl-C while the first one waits for them must still stop the run).
-  explicit SigintHandler(bool fresh) {
-    if (fresh) {
-      g_stop.store(false);
-      g_interrupts.store(0);
-    }
-    struct sigaction sa {};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &previous_);
-  }
-  ~SigintHandler() { sigaction(SIGINT, &previous_, nullptr); }
-
- private:
-  struct sigaction previous_ {};
-};
+// Whether the point in progress sends no more: a stop rule or a signal.
+inline bool stopping() {
+  return g_stop.load() || core::interrupted();
+}
 
 }  // namespace servebench::run

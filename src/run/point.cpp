@@ -53,6 +53,7 @@ void run_warmups(const Spec& c, const client::Endpoint& ep, const client::BodyOp
   });
   records.flush();
   bar.close();
+  core::throw_if_interrupted("warmups");  // the warmups' records are in the records file
   std::printf("Warmup run completed.\n");
 }
 
@@ -110,12 +111,12 @@ PointOutcome run_main(const Spec& c, const client::Endpoint& ep, const client::B
   }
   ProbeLoop probes(c.probe_request_rate, ep, body, options, tok);
   probes.start();
-  ProgressBar bar(plan.size(), !c.disable_tqdm && !g_stop.load());
+  ProgressBar bar(plan.size(), !c.disable_tqdm && !stopping());
   const client::RunOptions writing_records = records_file.flushing(options);
   m.stats = client::run(ep, body, plan, writing_records, tok, [&](record::RequestRecord&& r) {
-    // Stopped before it was sent (Ctrl-C, a stop rule, the end of --duration): not part of
-    // the run.
-    if (r.sent_ns < 0 && (g_stop.load() || c.limits.duration_s > 0)) {
+    // Stopped before it was sent (SIGINT/SIGTERM, a stop rule, the end of --duration): not
+    // part of the run.
+    if (r.sent_ns < 0 && (stopping() || c.limits.duration_s > 0)) {
       ++m.not_sent;
       return;
     }
@@ -135,14 +136,14 @@ PointOutcome run_main(const Spec& c, const client::Endpoint& ep, const client::B
         rps_change_events(*c.ramp_up, plan, core::wall_ns_at_mono(m.stats.t0_mono_ns));
     m.ramp_up = ramp_up_json(*c.ramp_up, plan);
   }
-  m.interrupted = g_interrupts.load() > 0;
+  m.interrupted = core::interrupted();
   m.stop = stop_rules.outcome();
   if (stop_rules.tripped() && !m.interrupted) g_stop.store(false);  // a sweep goes on
   if (m.interrupted) {
     std::fprintf(stderr,
-                 "servebench: interrupted: %zu of %zu requests were sent; the summary covers "
-                 "those\n",
-                 m.records.size(), plan.size());
+                 "servebench: stopped by %s in the main run: %zu of %zu requests were sent; the "
+                 "summary, result and records cover those\n",
+                 core::interrupt_name(), m.records.size(), plan.size());
   }
   return m;
 }
@@ -318,6 +319,7 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
   if (point.shard.count > 0) {  // a shard: t0 at --start-at, both clocks read (shard.h)
     options.t0_gate = [&point, &shard_start] {
       shard_start = start_shard(point.shard, g_stop);
+      core::throw_if_interrupted("waiting for --start-at");
       return shard_start.t0_mono_ns;
     };
   }

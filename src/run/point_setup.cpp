@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/system.h"
 #include "run/names.h"
 
@@ -119,6 +120,8 @@ void initial_test_run(const Spec& c, const client::Endpoint& endpoint) {
   std::fflush(stdout);
   try {
     client::wait_until_ready(endpoint, c.ready_check_timeout_s);
+  } catch (const core::Interrupted&) {
+    throw;  // names its phase itself; the exit code is the signal's
   } catch (const core::Error& e) {
     throw core::Error(e.kind(), "initial test run",
                       std::string(e.what()) + " (url " + url_for_messages(endpoint.url) + ")");

@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "core/interrupt.h"
 #include "report/report.h"
 #include "run/names.h"
 #include "run/sweep.h"
@@ -107,6 +108,11 @@ int execute_search(Spec c) {
   for (int run = 1; run <= plan.max_runs; ++run) {
     const std::optional<double> load = next_load(probes, start, whole);
     if (!load) break;
+    if (core::interrupted()) {  // between probes: those done are saved
+      std::fprintf(stderr, "servebench: stopped by %s between the search's probes: %zu done\n",
+                   core::interrupt_name(), probes.size());
+      return core::interrupt_exit_code();
+    }
     Spec point = c;
     point.goodput_slo_ms = plan.slo_ms;
     point.save_result = true;
@@ -126,7 +132,7 @@ int execute_search(Spec c) {
                 load_text(*load, whole).c_str());
     std::fflush(stdout);
     const int code = run_sweep(std::move(point));
-    if (code != 0) return code;  // Ctrl-C: the probes so far are saved
+    if (code != 0) return code;  // SIGINT/SIGTERM: the probes so far are saved
     const std::string path = (fs::path(dir) / file).string();
     const Measured m = measure(path);
     const bool met = m.attainment >= plan.attainment;

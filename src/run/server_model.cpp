@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "run/names.h"
 #include "run/point_setup.h"
 
@@ -21,6 +22,10 @@ size_t append_body(char* data, size_t size, size_t count, void* user) {
 
 [[noreturn]] void fail(const std::string& url, const std::string& message) {
   throw core::Error(core::ErrorKind::kNetwork, "GET " + url_for_messages(url), message);
+}
+
+int abort_when_interrupted(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return core::interrupted() ? 1 : 0;
 }
 
 }  // namespace
@@ -53,7 +58,11 @@ ServerModel first_server_model(const std::string& base_url, const std::vector<st
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
   }
+  // Stopped by SIGINT/SIGTERM within about a second (libcurl's progress calls).
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &abort_when_interrupted);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   CURLcode rc = curl_easy_perform(h);
+  core::throw_if_interrupted("asking the server for its model");
   if (rc != CURLE_OK) {
     fail(url, std::string("the server could not be reached (") +
                   (error[0] ? error : curl_easy_strerror(rc)) +

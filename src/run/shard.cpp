@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace servebench::run {
 namespace {
@@ -275,8 +276,10 @@ ShardStart start_shard(const Shard& shard, const std::atomic<bool>& stop) {
   if (shard.start_at_ns && arrived_ns < *shard.start_at_ns) {
     std::fprintf(stderr, "servebench: shard %d/%d waits %.3f s for --start-at\n", shard.index,
                  shard.count, static_cast<double>(*shard.start_at_ns - arrived_ns) / 1e9);
-    // Up to 100 ms at a time (a SIGINT ends a sleep too), the last stretch to the instant.
-    for (int64_t now = arrived_ns; now < *shard.start_at_ns && !stop.load(); now = wall_now_ns()) {
+    // Up to 100 ms at a time, the last stretch to the instant; a stop rule, SIGINT or SIGTERM
+    // ends the wait (the caller then gives up before sending).
+    for (int64_t now = arrived_ns; now < *shard.start_at_ns && !stop.load() && !core::interrupted();
+         now = wall_now_ns()) {
       const int64_t until = std::min(*shard.start_at_ns, now + 100'000'000);
       const timespec at{static_cast<time_t>(until / 1'000'000'000),
                         static_cast<long>(until % 1'000'000'000)};

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/interrupt.h"
 #include "run/names.h"
 
 namespace servebench::run {
@@ -52,12 +53,10 @@ std::string stage_traffic_lines(const Spec& point) {
          " arrivals (inference-perf)\n";
 }
 
-void pause_between_stages(const Spec& c, size_t done, const std::atomic<bool>& stop) {
+void pause_between_stages(const Spec& c, size_t done) {
   if (done == 0 || done >= c.stages.size() || c.stage_interval_s <= 0) return;
-  const auto until =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(c.stage_interval_s);
-  while (!stop.load() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Ended early by SIGINT/SIGTERM (the sweep then stops before the next stage).
+  core::sleep_unless_interrupted(static_cast<int64_t>(c.stage_interval_s * 1e9));
 }
 
 }  // namespace servebench::run

@@ -22,8 +22,9 @@ std::string stage_name(int index);
 void enter_stage(Spec& point, size_t index, const std::string& model_id, const std::string& date);
 // Console lines naming the stage run (printed instead of the rate and burstiness lines).
 std::string stage_traffic_lines(const Spec& point);
-// Waits --stage-interval after stage `done - 1` when another follows (returns early on stop).
-void pause_between_stages(const Spec& c, size_t done, const std::atomic<bool>& stop);
+// Waits --stage-interval after stage `done - 1` when another follows (returns early on SIGINT
+// or SIGTERM).
+void pause_between_stages(const Spec& c, size_t done);
 // inference-perf's load.type: "constant" or "poisson".
 const char* stage_arrival_name(schedule::StageArrival a);
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "report/tables.h"
 #include "run/kinds.h"
 #include "run/names.h"
@@ -34,6 +35,10 @@ int run_test(const SuiteTest& t) {
           }
         },
         t.spec);
+  } catch (const core::Interrupted& e) {  // 130 or 143: the suite stops there
+    std::fprintf(stderr, "servebench: %s: %s\n", t.name.c_str(),
+                 core::redact_secrets(e.what()).c_str());
+    return e.exit_code();
   } catch (const core::Error& e) {
     std::fprintf(stderr, "servebench: %s: %s\n", t.name.c_str(),
                  core::redact_secrets(e.what()).c_str());
@@ -113,6 +118,13 @@ int execute_suite(const SuiteSpec& suite) {
   for (size_t i = 0; i < tests.size(); ++i) {
     const SuiteTest& t = tests[i];
     Status& s = statuses[i];
+    if (core::interrupted()) {  // SIGINT/SIGTERM after the test before ended: stop here
+      result = core::interrupt_exit_code();
+      std::fprintf(stderr,
+                   "servebench: suite: interrupted before %s (%s); --resume continues there\n",
+                   t.name.c_str(), core::interrupt_name());
+      break;
+    }
     if (suite.resume && complete_result(t.result_path)) {
       std::fprintf(stderr, "servebench: suite: [%zu/%zu] %s: result exists, skipped (--resume)\n",
                    i + 1, tests.size(), t.name.c_str());
@@ -124,14 +136,15 @@ int execute_suite(const SuiteSpec& suite) {
     std::fflush(stdout);
     s.exit_code = run_test(t);
     std::fflush(stdout);
-    if (s.exit_code == 130) {
-      // Ctrl-C: the interrupted test is not part of the suite; --resume starts again there.
+    if (s.exit_code != 0 && s.exit_code == core::interrupt_exit_code()) {
+      // SIGINT (130) or SIGTERM (143): the interrupted test is not part of the suite; --resume
+      // starts again there.
       std::error_code rm;
       fs::remove(t.result_path, rm);
       s.state = "interrupted";
-      result = 130;
-      std::fprintf(stderr, "servebench: suite: interrupted at %s; --resume continues there\n",
-                   t.name.c_str());
+      result = s.exit_code;
+      std::fprintf(stderr, "servebench: suite: interrupted at %s (%s); --resume continues there\n",
+                   t.name.c_str(), core::interrupt_name());
       break;
     }
     if (s.exit_code == 0 && complete_result(t.result_path)) {

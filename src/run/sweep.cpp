@@ -55,7 +55,12 @@ std::string sweep_point_name(const Spec& c) {
 }  // namespace
 
 int run_sweep(Spec c) {
+  // A fresh sweep forgets an earlier stop rule (not the second and later of several targets:
+  // they share the flag).
+  if (!c.coordination || c.coordination->index == 0) g_stop.store(false);
+  // A signal in any phase before the main run ends the command there (core/interrupt.h).
   RunTokenizer run_tok = tokenizer_for(c.tokenizer, c.model);
+  core::throw_if_interrupted("loading the tokenizer");
   const std::shared_ptr<const tokenizer::Tokenizer>& tok = run_tok.tok;
   const std::string date = core::wall_timestamp_compact();
   Target target = resolve_target(c, tok);
@@ -63,8 +68,10 @@ int run_sweep(Spec c) {
   if (c.tokenizer.empty() && c.model.empty() && !c.embedded)
     run_tok = tokenizer_for("", target.model_id);
   target.tokenizer_id = run_tok.id;
+  core::throw_if_interrupted("setting up the target");
   // vLLM's arrivals draw from numpy's global generator after the dataset (prefix_repetition).
   const std::vector<dataset::Prompt> prompts = make_prompts(c, *tok, &c.numpy_words_drawn);
+  core::throw_if_interrupted("building the prompts");
   // Some datasets yield fewer prompts than --num-prompts (a short trace, --no-oversample,
   // prefix_repetition's whole groups): the run, its warmups and its results count those.
   c.num_prompts_requested = c.num_prompts;
@@ -85,28 +92,37 @@ int run_sweep(Spec c) {
   // Which /metrics pages each run scrapes, looked for once (server_metrics_recorder.h).
   const std::optional<server_metrics::SamplerOptions> scrape =
       server_metrics_options(c, target.endpoint);
+  core::throw_if_interrupted("looking for the server's /metrics");
 
   client::BodyOptions body;
   body.ignore_eos = c.ignore_eos;
   body.extra_body_json = c.extra_body_json;
   body.request_id_prefix = c.request_id_prefix;
-  SigintHandler sigint(!c.coordination || c.coordination->index == 0);
   std::vector<report::RunResult> sweep;
   // vLLM's rate × concurrency lists, or a GuideLLM profile's benchmarks (sequence.h).
   BenchmarkSequence benchmarks(c);
   for (std::optional<Spec> next; (next = benchmarks.next(sweep));) {
     Spec& point = *next;
+    if (sweep.empty()) core::throw_if_interrupted("setting up the first point");
+    if (core::interrupted()) {  // between points: those done are saved, the rest not started
+      std::fprintf(stderr,
+                   "servebench: stopped by %s between the sweep's points: %zu done and saved, "
+                   "the rest not started\n",
+                   core::interrupt_name(), sweep.size());
+      return core::interrupt_exit_code();
+    }
     if (!c.stages.empty()) enter_stage(point, sweep.size(), target.model_id, date);
     if (!sweep.empty()) point.shard.start_at_ns.reset();  // the first point waits for --start-at
     PointResult done = execute_point(point, target, *tok, prompts, body, scrape, date);
-    if (done.interrupted) return 130;  // the points not started are not part of the sweep
+    // The points not started are not part of the sweep: 130 after SIGINT, 143 after SIGTERM.
+    if (done.interrupted) return core::interrupt_exit_code();
     sweep.push_back(report::RunResult{.source = done.result_file,
                                       .format = "servebench",
                                       .test_name = point.limits.benchmark.empty()
                                                        ? sweep_point_name(point)
                                                        : point.limits.benchmark,
                                       .result = std::move(done.result)});
-    pause_between_stages(c, sweep.size(), g_stop);  // --stages: inference-perf's load.interval
+    pause_between_stages(c, sweep.size());  // --stages: inference-perf's load.interval
   }
   print_sweep_summary(c, std::move(sweep));
   return 0;

@@ -6,8 +6,6 @@
 // run has ended, the targets print their vLLM blocks in order, then the combined block follows.
 #include "run/targets.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
@@ -181,16 +179,6 @@ class Coordinator {
   std::vector<std::optional<nlohmann::json>> results_;
 };
 
-// Restores the SIGINT disposition in place before the targets' runs (each installs its own).
-class SigintRestorer {
- public:
-  SigintRestorer() { sigaction(SIGINT, nullptr, &saved_); }
-  ~SigintRestorer() { sigaction(SIGINT, &saved_, nullptr); }
-
- private:
-  struct sigaction saved_ {};
-};
-
 // Embedded simulators, a deployment's frontends, or the --base-url list.
 size_t target_count(const Spec& c) {
   if (c.deployment) return c.deployment->frontend_urls.size();
@@ -302,7 +290,6 @@ std::string combined_console_block(const CombinedFigures& f,
 int run_targets(const Spec& c) {
   const size_t count = target_count(c);
   Coordinator coordinator(count, !c.disable_tqdm);
-  SigintRestorer sigint_restorer;
   std::vector<int> exit_codes(count, 0);
   std::vector<std::exception_ptr> failures(count);
   std::vector<std::thread> threads;

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/json_text.h"
 #include "core/system.h"
 #include "sim/deployment_state.h"
@@ -199,9 +200,12 @@ uint16_t Server::port() const {
 void Server::wait() {
   Impl& im = *impl_;
   {
+    // SIGINT/SIGTERM through the process's one handler (core/interrupt.h): its descriptor
+    // becomes readable at the first signal.
+    core::install_interrupt_handler();
     asio::io_context sig_ioc;
-    asio::signal_set signals(sig_ioc, SIGINT, SIGTERM);
-    signals.async_wait([&](beast::error_code ec, int) {
+    asio::posix::stream_descriptor interrupt(sig_ioc, ::dup(core::interrupt_fd()));
+    interrupt.async_wait(asio::posix::stream_descriptor::wait_read, [&](beast::error_code ec) {
       if (!ec) sig_ioc.stop();
     });
     {

@@ -71,7 +71,7 @@ Outcome run(const RunSpec& spec) {
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   double sigint_at = -1;
-  bool sigint_sent = false;
+  int signals_sent = 0;
   while (open_fds > 0) {
     const double now = now_s();
     if (now - start > spec.timeout_s) {
@@ -80,12 +80,14 @@ Outcome run(const RunSpec& spec) {
       break;
     }
     if (!spec.sigint_after.empty() && sigint_at < 0 &&
-        o.out.find(spec.sigint_after) != std::string::npos) {
+        (o.out.find(spec.sigint_after) != std::string::npos ||
+         o.err.find(spec.sigint_after) != std::string::npos)) {
       sigint_at = now + spec.sigint_delay_s;
     }
-    if (sigint_at >= 0 && !sigint_sent && now >= sigint_at) {
-      kill(pid, SIGINT);
-      sigint_sent = true;
+    if (sigint_at >= 0 && signals_sent < spec.signal_count && now >= sigint_at) {
+      kill(pid, spec.signal != 0 ? spec.signal : SIGINT);
+      if (signals_sent++ == 0) o.signal_sent_s = now - start;
+      sigint_at = now + spec.repeat_after_s;
     }
     if (poll(fds, 2, 20) < 0) break;
     for (int i = 0; i < 2; ++i) {

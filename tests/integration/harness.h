@@ -17,13 +17,16 @@ struct Outcome {
   int exit_code = -1;  // 128 + signal when killed by one
   bool timed_out = false;
   double seconds = 0;
+  // Seconds from the start to the first signal sent (RunSpec::sigint_after); -1 when none.
+  double signal_sent_s = -1;
   std::string out, err;
 };
 
 struct RunSpec {
   std::vector<std::string> args;  // after the binary
   double timeout_s = 60;
-  // When set: SIGINT the child `sigint_delay_s` after its stdout first contains this text.
+  // When set: SIGINT the child `sigint_delay_s` after its stdout (or stderr) first contains
+  // this text.
   std::string sigint_after;
   double sigint_delay_s = 0;
   // When > 0: the child's open-files limit, soft and hard (as `ulimit -n N` sets it).
@@ -31,11 +34,19 @@ struct RunSpec {
   // When > 0: the child's file size limit in bytes (RLIMIT_FSIZE, as `ulimit -f` sets it): a
   // write past it fails with EFBIG (or kills with SIGXFSZ unless the child ignores it).
   unsigned long long file_size_limit = 0;
+  // The signal `sigint_after` sends (SIGINT unless set), and how many times: a second one
+  // `repeat_after_s` after the first.
+  int signal = 0;
+  int signal_count = 1;
+  double repeat_after_s = 0.5;
 };
 
 Outcome run(const RunSpec& spec);
 inline Outcome run(std::vector<std::string> args, double timeout_s = 60) {
-  return run(RunSpec{std::move(args), timeout_s, "", 0, 0, 0});
+  RunSpec spec;
+  spec.args = std::move(args);
+  spec.timeout_s = timeout_s;
+  return run(spec);
 }
 
 // A loopback TCP port nobody listens on right now.

@@ -688,49 +688,5 @@ TEST(RunCli, TakesWhatVllmsArgparseTakes) {
   EXPECT_EQ(ids, (std::set<std::string>{"0", "1", "2"}));
 }
 
-TEST(RunSignal, SigintPrintsTheSummaryOfWhatFinishedAndKeepsRecords) {
-  TempDir dir;
-  RunSpec spec;
-  spec.args = {"run",
-               "--num-prompts",
-               "400",
-               "--request-rate",
-               "40",
-               "--random-input-len",
-               "8",
-               "--random-output-len",
-               "4",
-               "--sim-ttft-ms",
-               "10",
-               "--sim-itl-ms",
-               "2",
-               "--disable-tqdm",
-               "--records",
-               dir.path() + "/r.jsonl",
-               "--save-result",
-               "--result-dir",
-               dir.path(),
-               "--result-filename",
-               "res.json"};
-  spec.sigint_after = "Starting main benchmark run...";
-  spec.sigint_delay_s = 1.5;
-  spec.timeout_s = 30;
-  Outcome o = run(spec);
-  EXPECT_EQ(o.exit_code, 130) << o.out << o.err;
-  EXPECT_LT(o.seconds, 20);
-  EXPECT_NE(o.err.find("interrupted"), std::string::npos) << o.err;
-  ASSERT_NE(o.out.find("Serving Benchmark Result"), std::string::npos) << o.out;
-  auto ok = console_value(o.out, "Successful requests:");
-  auto failed = console_value(o.out, "Failed requests:");
-  ASSERT_TRUE(ok && failed);
-  EXPECT_GT(*ok, 10);
-  EXPECT_LT(*ok + *failed, 400);
-  auto records = read_jsonl(dir.path() + "/r.jsonl");
-  EXPECT_EQ(static_cast<double>(records.size()), *ok + *failed);
-  json r = json::parse(read_file(dir.path() + "/res.json"));
-  EXPECT_EQ(r["completed"].get<double>(), *ok);
-  EXPECT_TRUE(r["servebench"]["client"]["interrupted"].get<bool>());
-}
-
 }  // namespace
 }  // namespace servebench::itest
