@@ -56,7 +56,7 @@ TEST(LiveView, LinesShowTheWindowsFiguresFromTheMetricsCode) {
             "servebench live  01:15 / 02:00  requests: 1200 planned, 760 sent, 740 done, 3 "
             "failed");
   EXPECT_EQ(lines[1], "  rate         10.04 req/s (last 10 s), target 10.0 req/s   in flight 17");
-  EXPECT_EQ(lines[2], "  output       40.0 tok/s (last 10 s), 100 requests finished in it");
+  EXPECT_EQ(lines[2], "  output        40.0 tok/s (last 10 s), 100 requests finished in it");
   // numpy's linear percentiles of 10..109 ms: p50 59.5, p99 108.01.
   EXPECT_EQ(lines[3], "  TTFT      p50    59.5 ms  p99   108.0 ms");
   EXPECT_EQ(lines[4], "  ITL       p50     2.0 ms  p99     2.0 ms");
