@@ -179,6 +179,10 @@ void LiveView::draw() {
   f.window = metrics::compute(window_, std::clamp(f.elapsed_s, 1e-9, window_s_), mo);
   f.errors = errors_;
   f.stopping = g_stop.load();
+  // Ctrl-C's handler has written its message below the block (interrupt.cpp): the block starts
+  // again below it, so the message stays and nothing is drawn over half of it.
+  if (f.stopping && !saw_stop_) drawn_lines_ = 0;
+  saw_stop_ = f.stopping;
   if (server_ && server_->scraping()) {
     f.scraping = true;
     const nlohmann::json headline = server_->latest_headline();

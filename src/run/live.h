@@ -65,6 +65,7 @@ class LiveView {
   size_t completed_ = 0, failed_ = 0;
   std::map<std::string, size_t> errors_;
   size_t drawn_lines_ = 0;
+  bool saw_stop_ = false;
   std::thread thread_;
 };
 

@@ -67,6 +67,9 @@ class Tmux {
                         std::to_string(rows) + " " + shell_quote(command))
                            .c_str()) == 0;
   }
+  void keys(const std::string& keys) const {
+    std::system((tmux() + " send-keys -t live " + keys).c_str());
+  }
   // The pane as shown (`history`: with everything scrolled off above).
   std::vector<std::string> pane(bool history = false) const {
     return lines_of(
@@ -181,6 +184,54 @@ TEST(LiveRun, WithoutATerminalThePlainProgressBar) {
   EXPECT_EQ(o.out.find("servebench live"), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("\x1b["), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("Serving Benchmark Result"), std::string::npos) << o.out;
+}
+
+// Ctrl-C: the handler's message stays on screen; the block starts again below it, says it is
+// draining, and the summary of what was sent follows.
+TEST(LiveRun, CtrlCLeavesTheMessageThenTheBlockDrainsThenTheSummary) {
+  if (!tmux_installed())
+    GTEST_SKIP() << "tmux is not installed (scripts/install-deps.sh --tests installs it)";
+  TempDir dir;
+  const std::string exit_file = dir.path() + "/exit_code";
+  std::vector<std::string> args = live_run();
+  const auto prompts = std::find(args.begin(), args.end(), "--num-prompts");
+  ASSERT_NE(prompts, args.end());
+  *(prompts + 1) = "600";  // ~50 s unless interrupted
+  std::string command = shell_quote(SERVEBENCH_BIN);
+  for (const std::string& a : args) command += " " + shell_quote(a);
+  command = "cd " + shell_quote(dir.path()) + " && " + command + "; echo $? > " +
+            shell_quote(exit_file) + "; sleep 600";
+  Tmux tmux;
+  ASSERT_TRUE(tmux.start(command, 120, 60));
+  auto exited = [&] { return std::ifstream(exit_file).good(); };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (block_rows(tmux.pane()).empty() && !exited() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a redraw or two
+  tmux.keys("C-c");
+  while (!exited() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(exited()) << joined(tmux.pane(true));
+  const std::vector<std::string> all = tmux.pane(true);
+  const std::vector<size_t> rows = block_rows(all);
+  ASSERT_EQ(rows.size(), 2u) << joined(all);
+  expect_block_at(all, rows[0], "before Ctrl-C:\n" + joined(all));
+  expect_block_at(all, rows[1], "after Ctrl-C:\n" + joined(all));
+  size_t message = all.size();
+  for (size_t i = rows[0] + 7; i < rows[1]; ++i) {
+    if (all[i].find("servebench: interrupted; sending no more requests") != std::string::npos)
+      message = i;
+  }
+  EXPECT_LT(message, rows[1]) << "the handler's message is not between the blocks:\n"
+                              << joined(all);
+  EXPECT_EQ(all[rows[0]].find("[stopping"), std::string::npos) << all[rows[0]];
+  EXPECT_NE(all[rows[1]].find("[stopping: draining]"), std::string::npos) << all[rows[1]];
+  size_t summary = all.size();
+  for (size_t i = rows[1]; i < all.size(); ++i) {
+    if (all[i].find("Serving Benchmark Result") != std::string::npos) summary = i;
+  }
+  EXPECT_LT(summary, all.size()) << joined(all);
 }
 
 }  // namespace
