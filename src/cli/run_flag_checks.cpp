@@ -431,6 +431,7 @@ void check_reporting(const RawFlags& f, const Given& given, run::Spec& c) {
   c.result_filename = f.result_filename;
   c.records_path = f.records;
   c.disable_tqdm = f.disable_tqdm;
+  c.live = f.live;
   // A negative count runs none, as vLLM's range(num_warmups) does.
   c.num_warmups = static_cast<int>(
       std::max<int64_t>(0, parse_int("--num-warmups", f.num_warmups, INT32_MIN, 10'000'000)));

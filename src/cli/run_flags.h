@@ -48,6 +48,7 @@ struct RawFlags {
   std::string trace_time_scale = "1.0", trace_block_tokens = "512";
   bool self_timed = false, no_self_timed = false;  // vLLM's --self-timed / --no-self-timed
   std::string request_rate = "inf", burstiness = "1.0";
+  bool live = false;
   bool disable_tqdm = false, save_result = false, save_detailed = false, append_result = false,
        ignore_eos = false, insecure = false, trust_remote_code = false;
   std::string num_warmups = "0", result_dir, result_filename;

@@ -119,6 +119,7 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
   double caller_user_base = thread_cpu_seconds(&caller_system_base);
   const int64_t t0 = options.t0_gate ? options.t0_gate() : core::mono_ns();
   shared.t0_ns.store(t0);
+  if (options.live) options.live->t0_mono_ns.store(t0, std::memory_order_relaxed);
   stats.t0_mono_ns = t0;
 
   std::vector<std::thread> threads;

@@ -89,6 +89,13 @@ enum class HttpEngine {
   kHttp1,  // http:// only
 };
 
+// What a live view (run/live.h) reads while the run goes on: plain atomics the loops bump,
+// never a lock. Totals over the run; a reader takes differences itself.
+struct LiveCounters {
+  std::atomic<int64_t> t0_mono_ns{0};  // 0 until t0 (core::mono_ns)
+  std::atomic<uint64_t> sent{0};       // requests handed to the transport (warmups included)
+};
+
 struct RunOptions {
   int max_concurrency = 0;  // 0 = unlimited
   // Conversations begun and not yet ended (last turn done, or failed); a first turn is held
@@ -116,6 +123,8 @@ struct RunOptions {
   // never while the sink runs): a caller that buffers what the sink gets writes it out here,
   // with one system call per batch rather than per request, and off the event loops.
   std::function<void()> after_records;
+  // When set: t0 and every send are counted there (one relaxed add per request).
+  LiveCounters* live = nullptr;
 };
 
 // Health of the client itself over the run: did it keep up?

@@ -211,6 +211,7 @@ void EventLoop::Impl::start(Prepared& p) {
   exchange->sent_with_usage_stats = p.body.usage_stats_offset != std::string::npos;
   exchange->record.sent_ns = core::mono_ns() - t0;
   exchange->active = true;
+  if (shared.options->live) shared.options->live->sent.fetch_add(1, std::memory_order_relaxed);
   transport->start(*exchange);
 }
 

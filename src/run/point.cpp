@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,7 @@
 #include "report/report.h"
 #include "run/coordination.h"
 #include "run/interrupt.h"
+#include "run/live.h"
 #include "run/load_rules.h"
 #include "run/names.h"
 #include "run/output_files.h"
@@ -103,7 +106,11 @@ PointOutcome run_main(const Spec& c, const client::Endpoint& ep, const client::B
   PointOutcome m;
   m.records.reserve(plan.size());
   StopRules stop_rules(c.limits, &g_stop);
-  ServerMetricsRecorder server_metrics(scrape);
+  // --live in a terminal (one target: several share one combined bar, targets.cpp).
+  const bool live = !c.coordination && live_view_usable(c);
+  std::optional<server_metrics::SamplerOptions> sampling = scrape;
+  if (sampling && live) sampling->keep_latest = true;  // the view shows the last scrape
+  ServerMetricsRecorder server_metrics(std::move(sampling));
   server_metrics.start();
   if (c.probe_request_rate > 0) {
     std::printf("Probe request rate: %s req/s\n", python_float(c.probe_request_rate).c_str());
@@ -111,8 +118,11 @@ PointOutcome run_main(const Spec& c, const client::Endpoint& ep, const client::B
   }
   ProbeLoop probes(c.probe_request_rate, ep, body, options, tok);
   probes.start();
-  ProgressBar bar(plan.size(), !c.disable_tqdm && !stopping());
-  const client::RunOptions writing_records = records_file.flushing(options);
+  ProgressBar bar(plan.size(), !live && !c.disable_tqdm && !stopping());
+  std::unique_ptr<LiveView> view;
+  if (live) view = std::make_unique<LiveView>(c, plan, &server_metrics);
+  client::RunOptions writing_records = records_file.flushing(options);
+  if (view) writing_records.live = view->counters();
   m.stats = client::run(ep, body, plan, writing_records, tok, [&](record::RequestRecord&& r) {
     // Stopped before it was sent (SIGINT/SIGTERM, a stop rule, the end of --duration): not
     // part of the run.
@@ -122,12 +132,14 @@ PointOutcome run_main(const Spec& c, const client::Endpoint& ep, const client::B
     }
     stop_rules.observe(r);
     records_file.append(r);
+    if (view) view->observe(r);
     m.records.push_back(std::move(r));
     bar.update();
     if (c.coordination) c.coordination->on_record();  // several targets' combined bar
   });
   records_file.flush();
   bar.close();
+  if (view) view->stop();
   m.probes = probes.stop();
   m.server_metrics = server_metrics.stop(m.stats.t0_mono_ns, c.save_detailed);
   m.spec_decode = server_metrics.spec_decode();

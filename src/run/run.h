@@ -140,6 +140,7 @@ struct Spec {
   std::string result_dir, result_filename;
   std::string records_path;  // "" = beside the result when one is saved
   bool disable_tqdm = false;
+  bool live = false;  // --live: the block redrawn in place while the main run goes on (live.h)
   int num_warmups = 0, io_threads = 1;
   double ready_check_timeout_s = 0;
   client::HttpEngine http_engine = client::HttpEngine::kAuto;

@@ -101,6 +101,12 @@ void ServerMetricsRecorder::start() {
   sampler_->start();
 }
 
+nlohmann::json ServerMetricsRecorder::latest_headline() const {
+  if (!sampler_) return nlohmann::json::object();
+  return server_metrics::summarize(sampler_->latest(), {})
+      .value("headline", nlohmann::json::object());
+}
+
 nlohmann::json ServerMetricsRecorder::stop(int64_t t0_mono_ns, bool with_timeseries) {
   if (!sampler_) return nullptr;
   const std::vector<server_metrics::EndpointSeries> series = sampler_->stop();

@@ -31,6 +31,11 @@ class ServerMetricsRecorder {
   // The result's `servebench.server_metrics` (null when off); time series times are seconds
   // after the client's t0 (`t0_mono_ns`), so the baseline scrape is slightly negative.
   nlohmann::json stop(int64_t t0_mono_ns, bool with_timeseries);
+  // Between start() and stop(), from any thread: whether scraping is on, and the known
+  // metrics' headline (server_metrics::summarize) of each endpoint's last scrape (needs
+  // SamplerOptions::keep_latest; an empty object before the first).
+  bool scraping() const { return sampler_ != nullptr; }
+  nlohmann::json latest_headline() const;
   // After stop(): vLLM's speculative-decoding figures, when the server has them.
   const std::optional<server_metrics::SpecDecodeStats>& spec_decode() const { return spec_decode_; }
 

@@ -289,6 +289,11 @@ std::string combined_console_block(const CombinedFigures& f,
 
 int run_targets(const Spec& c) {
   const size_t count = target_count(c);
+  if (c.live)
+    std::fprintf(stderr,
+                 "servebench: --live draws one target's block; with %zu targets the combined "
+                 "progress bar is shown instead\n",
+                 count);
   Coordinator coordinator(count, !c.disable_tqdm);
   std::vector<int> exit_codes(count, 0);
   std::vector<std::exception_ptr> failures(count);

@@ -96,11 +96,19 @@ struct Sampler::State {
   std::condition_variable wake;
   bool stopping = false;
   std::thread thread;
+  // options.keep_latest: each endpoint's last scrape, under its own lock (a scrape in progress
+  // holds `mutex` for up to its timeout; a reader of latest() must not wait for it).
+  std::mutex latest_mutex;
+  std::vector<EndpointSeries> latest;
 
   void scrape_all() {
     for (size_t i = 0; i < connections.size(); ++i) {
       try {
         series[i].scrapes.push_back(scrape(connections[i]));
+        if (options.keep_latest) {
+          std::lock_guard lock(latest_mutex);
+          latest[i].scrapes.assign(1, series[i].scrapes.back());
+        }
       } catch (const core::Error& e) {
         if (series[i].failures++ == 0) series[i].first_error = core::redact_secrets(e.what());
       }
@@ -127,9 +135,11 @@ Sampler::Sampler(SamplerOptions options) : state_(std::make_unique<State>()) {
   state_->options = std::move(options);
   state_->connections.resize(state_->options.targets.size());
   state_->series.resize(state_->options.targets.size());
+  state_->latest.resize(state_->options.targets.size());
   for (size_t i = 0; i < state_->connections.size(); ++i) {
     state_->connections[i].target = state_->options.targets[i];
     state_->series[i].url = state_->options.targets[i].display;
+    state_->latest[i].url = state_->series[i].url;
     open(state_->connections[i], state_->options);
   }
 }
@@ -154,6 +164,11 @@ std::vector<EndpointSeries> Sampler::stop() {
   }
   state_->scrape_all();
   return std::move(state_->series);
+}
+
+std::vector<EndpointSeries> Sampler::latest() const {
+  std::lock_guard lock(state_->latest_mutex);
+  return state_->latest;
 }
 
 void probe(const SamplerTarget& target, const SamplerOptions& options) {

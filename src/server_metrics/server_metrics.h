@@ -72,6 +72,7 @@ struct SamplerOptions {
   bool insecure = false;             // skip TLS verification
   double interval_s = 0.333;         // AIPerf's default
   double timeout_s = 5;              // per scrape
+  bool keep_latest = false;          // keep each endpoint's last scrape for latest() (--live)
 };
 
 // Scrapes every URL on a background thread from start() to stop(). A failed scrape is counted
@@ -87,6 +88,9 @@ class Sampler {
   void start();
   // Stops the thread, scrapes once more on the calling thread (the end), returns everything.
   std::vector<EndpointSeries> stop();
+  // With options.keep_latest, from any thread: each endpoint's last scrape so far (an endpoint
+  // with none yet has no scrape); never waits for a scrape in progress.
+  std::vector<EndpointSeries> latest() const;
 
  private:
   struct State;
