@@ -101,18 +101,22 @@ std::optional<Spec> BenchmarkSequence::next(std::span<const report::RunResult> d
         break;
       }
       if (sweep_rates_.empty()) {
-        // GuideLLM reads requests_per_second.successful.mean; here completed / duration.
-        const double sync =
+        // GuideLLM reads requests_per_second.successful.mean; here completed / duration. A
+        // synchronous benchmark that completed nothing has rate 0 and the spacing starts there
+        // (seed 003's IB sweep: constant@0.93 … 7.46 = k/8 of the throughput rate). GuideLLM
+        // gives up only when neither completed anything, and runs no rate at or below 0.
+        double sync =
             done.size() >= 2 ? report::figure(done[0], "request_throughput").value_or(0) : 0;
         const double thr =
             done.size() >= 2 ? report::figure(done[1], "request_throughput").value_or(0) : 0;
-        if (!(thr > 0) || !(sync > 0) || std::isinf(thr)) {
+        if (!(sync > 0) || std::isinf(sync)) sync = 0;
+        if (!(thr > 0) || std::isinf(thr)) {
           std::fprintf(
               stderr,
-              "servebench: sweep: the synchronous (%.2f req/s) and throughput (%.2f req/s) "
-              "benchmarks must both complete requests to choose the constant rates; the "
-              "sweep ends here\n",
-              sync, thr);
+              "servebench: sweep: the throughput benchmark completed no requests (%.2f req/s), "
+              "so there are no constant rates to run between the synchronous rate (%.2f req/s) "
+              "and it; the sweep ends here\n",
+              thr, sync);
           return std::nullopt;
         }
         sweep_rates_ = sweep_rates(sync, thr, L.sweep_size);
