@@ -373,14 +373,28 @@ std::vector<Test> load(const std::string& path) {
   return parse(text.str(), path);
 }
 
+bool saves_many(const Test& test) {
+  for (const std::string& a : test.run_args) {
+    if (a == "--profile" || a == "--stages" || a.starts_with("--profile=") ||
+        a.starts_with("--stages="))
+      return test.kind == "serving";
+  }
+  return false;
+}
+
 std::string result_path(const Test& test, const std::string& dir) {
-  return (std::filesystem::path(dir) / (test.name + ".json")).string();
+  const std::string file = saves_many(test) ? test.name : test.name + ".json";
+  return (std::filesystem::path(dir) / file).string();
 }
 
 std::vector<std::string> full_run_args(const Test& test, const std::string& dir) {
   std::vector<std::string> args = {test.kind == "serving" ? std::string("run") : test.kind};
   args.insert(args.end(), test.run_args.begin(), test.run_args.end());
-  if (test.kind == "serving") {
+  if (saves_many(test)) {
+    // A GuideLLM profile or inference-perf's stages make a result per benchmark: they go to a
+    // directory of the test's name, each file named as `servebench run` names it.
+    args.insert(args.end(), {"--save-result", "--result-dir", result_path(test, dir)});
+  } else if (test.kind == "serving") {
     args.insert(args.end(),
                 {"--save-result", "--result-dir", dir, "--result-filename", test.name + ".json"});
   } else {

@@ -76,15 +76,34 @@ TEST(Sweep, SynchronousThenThroughputThenLinspacedConstantRates) {
   EXPECT_EQ(done.size(), 6u);
 }
 
-TEST(Sweep, EndsAfterTwoBenchmarksWhenThroughputCompletedNothing) {
+TEST(Sweep, EndsAfterTwoBenchmarksWhenNothingCompleted) {
   Spec c = profiled(LoadProfile::kSweep, {});
+  BenchmarkSequence seq(c);
+  std::vector<report::RunResult> done;
+  ASSERT_TRUE(seq.next(done));
+  done.push_back(result_with_rate(0.0));
+  ASSERT_TRUE(seq.next(done));
+  done.push_back(result_with_rate(0.0));
+  EXPECT_FALSE(seq.next(done));
+}
+
+// GuideLLM spaces the rates from the synchronous rate down to a throughput rate of 0 and stops at
+// the first rate at or below 0: np.linspace(2, 0, 5)[1:] = 1.5, 1, 0.5, then 0 ends it.
+TEST(Sweep, FallsToZeroWhenThroughputCompletedNothing) {
+  Spec c = profiled(LoadProfile::kSweep, {6});
+  c.limits.sweep_size = 6;
   BenchmarkSequence seq(c);
   std::vector<report::RunResult> done;
   ASSERT_TRUE(seq.next(done));
   done.push_back(result_with_rate(2.0));
   ASSERT_TRUE(seq.next(done));
   done.push_back(result_with_rate(0.0));
-  EXPECT_FALSE(seq.next(done));
+  std::vector<double> rates;
+  for (auto next = seq.next(done); next; next = seq.next(done)) {
+    rates.push_back(next->request_rate);
+    done.push_back(result_with_rate(0.0));
+  }
+  EXPECT_EQ(rates, (std::vector<double>{1.5, 1.0, 0.5}));
 }
 
 // Seed 003's IB sweep: the synchronous benchmark completed nothing in its 30 s, the throughput
