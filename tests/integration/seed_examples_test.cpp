@@ -63,7 +63,10 @@ void expect_seed003(const std::string& file, const std::string& sweep, const std
     EXPECT_TRUE(has(command, "--save-result --result-dir " + dir.path() + "/" + name + " "));
     EXPECT_FALSE(has(command, "--result-filename"));
     if (i < 2) {
-      EXPECT_TRUE(has(command, "--random-input-len 256 " + sweep)) << command;
+      // The label is the Metadata block's tag, as the seed's.
+      EXPECT_TRUE(has(command, std::string("--label ") + (ib ? "infiniband" : "no-infiniband") +
+                                   " --random-input-len 256 " + sweep))
+          << command;
     } else {
       EXPECT_TRUE(has(command, "--random-input-len 2 --random-output-len 30 --stages " + stages))
           << command;
