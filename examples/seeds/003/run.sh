@@ -26,7 +26,7 @@ if [ $quick = 1 ]; then
   out=${out:-$PWD/seed003-quick-results}
   echo "Seed 003, QUICK variant: GuideLLM benchmarks of 8 s (not 30) with 32 output tokens (not"
   echo "128) and at most 64 requests at once (not 512); inference-perf stages QPS 1, 4, 16, 64 of"
-  echo "5 s (not QPS 1 ... 275 of 30 s). The full variant (./run.sh) takes about 25 minutes."
+  echo "5 s (not QPS 1 ... 275 of 30 s). The full variant (./run.sh) takes 30-40 minutes."
 else
   suite=suite.yaml
   out=${out:-$PWD/seed003-results}
