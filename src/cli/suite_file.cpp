@@ -263,6 +263,12 @@ std::string kind_of(const Reader& r, const Spec& spec, const std::string& test_n
              "does), or give kind");
 }
 
+std::string beside_suite(const std::string& suite, const std::string& file) {
+  const std::filesystem::path f(file), folder = std::filesystem::path(suite).parent_path();
+  if (f.is_absolute() || folder.empty()) return file;
+  return (folder / f).lexically_normal().string();
+}
+
 void expand(const Reader& r, const Spec& spec, const std::string& test_name,
             const std::string& where, std::vector<Test>& out) {
   const std::string kind = kind_of(r, spec, test_name, where);
@@ -286,7 +292,13 @@ void expand(const Reader& r, const Spec& spec, const std::string& test_name,
     if (p.omit) continue;
     if (kind != "serving" && kEngineFlags.count(p.flag)) continue;  // vLLM's engine's
     base.run_args.push_back(p.flag);
-    base.run_args.insert(base.run_args.end(), p.values.begin(), p.values.end());
+    if (p.flag == "--sim-deployment" && p.values.size() == 1) {
+      // A deployment file is servebench's own and ships beside its suite (examples/seeds/):
+      // a relative path is the suite file's folder's, wherever the suite is run from.
+      base.run_args.push_back(beside_suite(r.path, p.values.front()));
+    } else {
+      base.run_args.insert(base.run_args.end(), p.values.begin(), p.values.end());
+    }
     base.flag_origin[p.flag] = p.origin;
   }
   using Item = std::optional<std::pair<std::string, std::string>>;

@@ -30,7 +30,7 @@ std::vector<std::pair<std::string, std::string>> dry_run(const std::string& fold
     EXPECT_NE(colon, std::string::npos) << line;
     if (colon == std::string::npos) continue;
     tests.emplace_back(line.substr(0, colon), line.substr(colon + 2));
-    // Every deployment a test names is shipped beside the suite.
+    // Every deployment a test names is shipped beside the suite (the suite's folder's path).
     const size_t at = line.find("--sim-deployment ");
     EXPECT_NE(at, std::string::npos) << line;
     if (at == std::string::npos) continue;
@@ -55,8 +55,8 @@ void expect_seed003(const std::string& file, const std::string& sweep, const std
     SCOPED_TRACE(name);
     EXPECT_EQ(name, names[i]);
     const bool ib = !name.ends_with("no-ib");
-    EXPECT_TRUE(has(command, ib ? "--sim-deployment deepseek-v2.5-ib.yaml "
-                                : "--sim-deployment deepseek-v2.5-no-ib.yaml "));
+    EXPECT_TRUE(has(command, ib ? "/examples/seeds/003/deepseek-v2.5-ib.yaml "
+                                : "/examples/seeds/003/deepseek-v2.5-no-ib.yaml "));
     // /metrics and the simulated DCGM exporter, kept over time for the timeline charts.
     EXPECT_TRUE(has(command, "--server-metrics auto --server-metrics-interval 1 --save-detailed"));
     // A profile's or stages' results go to a directory of the test's name.
@@ -99,7 +99,7 @@ void expect_seed004(const std::string& file, const std::vector<std::pair<int, in
         const auto& [name, command] = tests[i++];
         const std::string pair = std::to_string(isl) + "-" + std::to_string(osl);
         EXPECT_EQ(name, std::string(deployment) + "_" + pair + "_c" + std::to_string(c));
-        EXPECT_TRUE(has(command, std::string("--sim-deployment ") + deployment + ".yaml "));
+        EXPECT_TRUE(has(command, std::string("/examples/seeds/004/") + deployment + ".yaml "));
         // The label names the table: "## Benchmark Result (ISL:OSL=3000:150)".
         EXPECT_TRUE(has(command,
                         "--label ISL:OSL=" + std::to_string(isl) + ":" + std::to_string(osl) +
