@@ -39,7 +39,10 @@ std::vector<std::string> full_run_args(const Test& test, const std::string& dir)
 // `args` as the shell command the suite prints ("servebench run …", quoted where needed), with
 // secrets hidden: secret --header values (core::is_secret_header) and URL passwords.
 std::string command_line(const std::vector<std::string>& args);
-// The file a test's result is saved to.
+// Whether a serving test makes several results (`profile` or `stages`): they are saved in a
+// directory `dir`/<name>/ instead of one file `dir`/<name>.json.
+bool saves_many(const Test& test);
+// The file a test's result is saved to, or the directory of its results (saves_many).
 std::string result_path(const Test& test, const std::string& dir);
 
 }  // namespace servebench::cli::suite

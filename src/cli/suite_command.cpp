@@ -37,7 +37,7 @@ run::SuiteTest suite_test(const std::string& file, const suite::Test& t, const s
     auto as_test = [&](auto make_spec) {
       make_test = [&t, &args, &dir, make_spec] {
         return run::SuiteTest{t.name, suite::command_line(args), suite::result_path(t, dir),
-                              make_spec()};
+                              suite::saves_many(t), make_spec()};
       };
     };
     if (args.front() == "latency") {

@@ -263,6 +263,12 @@ std::string kind_of(const Reader& r, const Spec& spec, const std::string& test_n
              "does), or give kind");
 }
 
+std::string beside_suite(const std::string& suite, const std::string& file) {
+  const std::filesystem::path f(file), folder = std::filesystem::path(suite).parent_path();
+  if (f.is_absolute() || folder.empty()) return file;
+  return (folder / f).lexically_normal().string();
+}
+
 void expand(const Reader& r, const Spec& spec, const std::string& test_name,
             const std::string& where, std::vector<Test>& out) {
   const std::string kind = kind_of(r, spec, test_name, where);
@@ -286,7 +292,13 @@ void expand(const Reader& r, const Spec& spec, const std::string& test_name,
     if (p.omit) continue;
     if (kind != "serving" && kEngineFlags.count(p.flag)) continue;  // vLLM's engine's
     base.run_args.push_back(p.flag);
-    base.run_args.insert(base.run_args.end(), p.values.begin(), p.values.end());
+    if (p.flag == "--sim-deployment" && p.values.size() == 1) {
+      // A deployment file is servebench's own and ships beside its suite (examples/seeds/):
+      // a relative path is the suite file's folder's, wherever the suite is run from.
+      base.run_args.push_back(beside_suite(r.path, p.values.front()));
+    } else {
+      base.run_args.insert(base.run_args.end(), p.values.begin(), p.values.end());
+    }
     base.flag_origin[p.flag] = p.origin;
   }
   using Item = std::optional<std::pair<std::string, std::string>>;
@@ -373,14 +385,28 @@ std::vector<Test> load(const std::string& path) {
   return parse(text.str(), path);
 }
 
+bool saves_many(const Test& test) {
+  for (const std::string& a : test.run_args) {
+    if (a == "--profile" || a == "--stages" || a.starts_with("--profile=") ||
+        a.starts_with("--stages="))
+      return test.kind == "serving";
+  }
+  return false;
+}
+
 std::string result_path(const Test& test, const std::string& dir) {
-  return (std::filesystem::path(dir) / (test.name + ".json")).string();
+  const std::string file = saves_many(test) ? test.name : test.name + ".json";
+  return (std::filesystem::path(dir) / file).string();
 }
 
 std::vector<std::string> full_run_args(const Test& test, const std::string& dir) {
   std::vector<std::string> args = {test.kind == "serving" ? std::string("run") : test.kind};
   args.insert(args.end(), test.run_args.begin(), test.run_args.end());
-  if (test.kind == "serving") {
+  if (saves_many(test)) {
+    // A GuideLLM profile or inference-perf's stages make a result per benchmark: they go to a
+    // directory of the test's name, each file named as `servebench run` names it.
+    args.insert(args.end(), {"--save-result", "--result-dir", result_path(test, dir)});
+  } else if (test.kind == "serving") {
     args.insert(args.end(),
                 {"--save-result", "--result-dir", dir, "--result-filename", test.name + ".json"});
   } else {

@@ -54,6 +54,27 @@ tests:
                 "--metadata", "test_name=tp8_pp1_qps_01", "gpu_type=H100", "deployment=one-node"}));
 }
 
+// A deployment file ships beside its suite (examples/seeds/003/): a relative path is the suite
+// file's folder's; a profile's results go to a directory of the test's name.
+TEST(SuiteFile, DeploymentsBesideTheSuiteAndProfileResultsInADirectory) {
+  const char* text = R"(tests:
+  - test_name: guidellm-ib
+    client_parameters: {sim_deployment: ib.yaml, profile: sweep, duration: 30}
+  - test_name: abs
+    client_parameters: {sim_deployment: /d/ib.yaml}
+)";
+  auto tests = parse(text, "examples/seeds/003/suite.yaml");
+  EXPECT_EQ(tests[0].run_args[1], "examples/seeds/003/ib.yaml");
+  EXPECT_EQ(tests[1].run_args[1], "/d/ib.yaml");
+  EXPECT_EQ(parse(text, "suite.yaml")[0].run_args[1], "ib.yaml");
+  EXPECT_TRUE(saves_many(tests[0]));
+  EXPECT_FALSE(saves_many(tests[1]));
+  auto args = full_run_args(tests[0], "out");
+  std::vector<std::string> tail(args.end() - 5, args.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"--save-result", "--result-dir", "out/guidellm-ib",
+                                            "--metadata", "test_name=guidellm-ib"}));
+}
+
 TEST(SuiteFile, ReadsVllmServingTestsJson) {
   auto tests = parse(R"([{"test_name": "serving_llama8B_tp1_sharegpt",
     "qps_list": [1, 4, 16, "inf"],

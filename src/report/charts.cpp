@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "report/guidellm_layout.h"
 #include "report/markup.h"
 #include "report/text_tables.h"
 
@@ -228,19 +229,6 @@ std::string load_text(double load, LoadAxis axis) {
   if (load == kSynchronous) return "sync";
   if (std::isinf(load)) return axis == LoadAxis::kRequestRate ? "inf" : "unlimited";
   return tick_number(load);
-}
-
-// GuideLLM's sweeps and `run --profile` name their benchmarks; an imported report keeps its own.
-std::string benchmark_name(const RunResult& run) {
-  if (const auto it = run.result.find("guidellm_strategy");
-      it != run.result.end() && it->is_string())
-    return it->get<std::string>();
-  const json* j = &run.result;
-  for (const char* key : {"servebench", "load", "benchmark"}) {
-    if (!j->is_object() || !j->contains(key)) return "";
-    j = &(*j)[key];
-  }
-  return j->is_string() ? j->get<std::string>() : "";
 }
 
 // Where a run goes on the load axis: its load, or on a rate axis kSynchronous for one request at

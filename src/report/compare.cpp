@@ -21,14 +21,21 @@ struct MatchedRow {
 };
 
 // A GuideLLM-style benchmark's own name (`run --profile sweep` names its files after vLLM's,
-// "openai-10.562029570819835qps-…", but each benchmark "constant@10.56"), or "".
+// "openai-10.562029570819835qps-…", but each benchmark "constant@10.56"), an inference-perf
+// stage's ("stage_3"), or "".
 std::string benchmark_name(const RunResult& run) {
-  const json* j = &run.result;
-  for (const char* key : {"servebench", "load", "benchmark"}) {
-    if (!j->is_object() || !j->contains(key)) return "";
-    j = &(*j)[key];
+  for (const char* group : {"load", "stage"}) {
+    const json* j = &run.result;
+    for (const char* key : {"servebench", group, group[0] == 'l' ? "benchmark" : "name"}) {
+      if (!j->is_object() || !j->contains(key)) {
+        j = nullptr;
+        break;
+      }
+      j = &(*j)[key];
+    }
+    if (j && j->is_string()) return j->get<std::string>();
   }
-  return j->is_string() ? j->get<std::string>() : "";
+  return "";
 }
 
 // What a row is called: the first run's test name; for benchmarks of sweeps, the benchmarks'

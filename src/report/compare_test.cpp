@@ -102,5 +102,22 @@ TEST(CompareRuns, RowsOfSweepsAreNamedByTheirBenchmarks) {
       0u);
 }
 
+// inference-perf's stages of one test share its test name: rows say the stage.
+TEST(CompareRuns, RowsOfStagesAreNamedByTheirStage) {
+  auto stage = [](int index) {
+    const std::string name = "stage_" + std::to_string(index);
+    json result = {{"completed", 5},
+                   {"servebench", {{"stage", {{"index", index}, {"name", name}}}}}};
+    return RunResult{name + ".json", "servebench", "inference-perf-ib", result};
+  };
+  const std::vector<CompareInput> inputs = {{"noib", {stage(0), stage(1)}},
+                                            {"ib", {stage(0), stage(1)}}};
+  const std::vector<std::string> lines =
+      lines_of(compare_runs(inputs, {"completed"}, CompareMatch::kByOrder, CompareFormat::kCsv));
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[1].rfind("stage_0,completed,", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("stage_1,completed,", 0), 0u) << lines[2];
+}
+
 }  // namespace
 }  // namespace servebench::report

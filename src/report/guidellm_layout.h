@@ -16,6 +16,10 @@ namespace servebench::report {
 
 std::string guidellm_info_stats(std::span<const RunResult> runs);
 
+// A benchmark's GuideLLM name: an imported GuideLLM report's strategy, or what `run --profile`
+// named it (`servebench.load.benchmark`: "synchronous", "constant@0.93"); "" for other runs.
+std::string benchmark_name(const RunResult& run);
+
 // What a table shows for a figure the result does not hold.
 inline constexpr const char* kNotAvailable = "n/a";
 // The string member `key` of `j`, if it is one.

@@ -11,6 +11,18 @@
 #include "report/text_tables.h"
 
 namespace servebench::report {
+
+std::string benchmark_name(const RunResult& run) {
+  // An imported GuideLLM benchmark carries GuideLLM's own name for its strategy.
+  if (const auto name = string_at(run.result, "guidellm_strategy")) return *name;
+  // A servebench run of a GuideLLM profile (run --profile) names its benchmark itself.
+  if (const auto load = run.result.find("servebench");
+      load != run.result.end() && load->is_object() && load->contains("load")) {
+    if (const auto name = string_at((*load)["load"], "benchmark")) return *name;
+  }
+  return "";
+}
+
 namespace {
 
 using nlohmann::json;
@@ -20,13 +32,7 @@ using text::Cell;
 
 // GuideLLM's strategy_display_str for the load a vLLM-style run used.
 std::string guidellm_strategy(const RunResult& run) {
-  // An imported GuideLLM benchmark carries GuideLLM's own name for its strategy.
-  if (const auto name = string_at(run.result, "guidellm_strategy")) return *name;
-  // A servebench run of a GuideLLM profile (run --profile) names its benchmark itself.
-  if (const auto load = run.result.find("servebench");
-      load != run.result.end() && load->is_object() && load->contains("load")) {
-    if (const auto name = string_at((*load)["load"], "benchmark")) return *name;
-  }
+  if (std::string name = benchmark_name(run); !name.empty()) return name;
   // vLLM's ramp-up writes request_rate "inf": its rates are the ramp's (ASCII, so that the
   // byte-counted columns stay aligned).
   if (const auto strategy = string_at(run.result, "ramp_up_strategy")) {

@@ -13,6 +13,7 @@
 #include "metrics/metrics.h"
 #include "record/record.h"
 #include "report/charts.h"
+#include "report/guidellm_layout.h"
 #include "report/text_tables.h"
 #include "server_metrics/server_metrics.h"
 
@@ -349,6 +350,21 @@ std::vector<ServerPanel> server_panels() {
        false,
        Combine::kSum,
        1.0 / 1024},
+      // NVLink traffic inside a node (dcgm-exporter's profiling fields, bytes/s per GPU).
+      {"nvlink-transmit",
+       "NVLink sent (DCGM, all GPUs)",
+       "MB/s",
+       {"DCGM_FI_PROF_NVLINK_TX_BYTES"},
+       false,
+       Combine::kSum,
+       1e-6},
+      {"nvlink-receive",
+       "NVLink received (DCGM, all GPUs)",
+       "MB/s",
+       {"DCGM_FI_PROF_NVLINK_RX_BYTES"},
+       false,
+       Combine::kSum,
+       1e-6},
       // node_exporter's network and InfiniBand byte counters, when scraped.
       {"network-receive",
        "Network received (node_exporter)",
@@ -481,6 +497,27 @@ Points server_line(const RunResult& run, const ServerPanel& panel, double window
   return out;
 }
 
+// A run's line: its test name, and for the benchmarks of a GuideLLM profile or inference-perf's
+// stages (which share one test name) the benchmark: "guidellm-ib constant@0.93",
+// "inference-perf-ib stage_3 (8 qps)".
+std::string line_name(const RunResult& r) {
+  if (std::string benchmark = benchmark_name(r); !benchmark.empty())
+    return r.test_name + " " + benchmark;
+  const auto sb = r.result.find("servebench");
+  if (sb != r.result.end() && sb->is_object() && sb->contains("stage") &&
+      (*sb)["stage"].is_object()) {
+    const json& stage = (*sb)["stage"];
+    if (const auto name = string_at(stage, "name")) {
+      const auto rate = stage.find("rate");
+      return r.test_name + " " + *name +
+             (rate != stage.end() && rate->is_number()
+                  ? " (" + text::python_g(rate->get<double>()) + " qps)"
+                  : std::string());
+    }
+  }
+  return r.test_name;
+}
+
 struct PanelLines {
   ChartData chart;
   bool any_nonzero = false;
@@ -497,13 +534,13 @@ std::vector<ChartData> timeline_panels(std::span<const CompareInput> inputs, dou
   std::vector<Run> runs;
   std::map<std::string, int> name_count;
   for (const CompareInput& input : inputs) {
-    for (const RunResult& r : input.runs) ++name_count[r.test_name];
+    for (const RunResult& r : input.runs) ++name_count[line_name(r)];
   }
   double span = 0;
   for (const CompareInput& input : inputs) {
     for (const RunResult& r : input.runs) {
-      Run run{name_count[r.test_name] > 1 ? input.name + "/" + r.test_name : r.test_name, &r,
-              from_records(r)};
+      const std::string name = line_name(r);
+      Run run{name_count[name] > 1 ? input.name + "/" + name : name, &r, from_records(r)};
       if (!run.requests) run.requests = from_detailed_arrays(r);
       if (run.requests) span = std::max(span, span_of(*run.requests));
       runs.push_back(std::move(run));

@@ -143,7 +143,11 @@ TEST(Timeline, ServerSeriesFromTheCompactTimeline) {
       {"vllm:generation_tokens", {{"model_name=\"m\"", {-0.4, 6, 10, 12, 20, 24, 30, 40}}}},
       {"node_network_receive_bytes_total",
        {{"device=\"lo\"", {0, 1e9, 2e9, 3e9, 4e9, 5e9, 6e9, 7e9}},
-        {"device=\"eth0\"", {-2e4, 3e5, 5e5, 6e5, 1e6, 1.2e6, 1.5e6, 2e6}}}}};
+        {"device=\"eth0\"", {-2e4, 3e5, 5e5, 6e5, 1e6, 1.2e6, 1.5e6, 2e6}}}},
+      // NVLink bytes/s per GPU (a gauge), summed over the GPUs: 2 + 3 MB/s.
+      {"DCGM_FI_PROF_NVLINK_TX_BYTES",
+       {{"gpu=\"0\"", {0, 2e6, 2e6, 2e6, 2e6, 2e6, 2e6, 2e6}},
+        {"gpu=\"1\"", {0, 3e6, 3e6, 3e6, 3e6, 3e6, 3e6, 3e6}}}}};
   const json result = {{"completed", 1},
                        {"request_throughput", 1.0},
                        {"servebench",
@@ -158,6 +162,8 @@ TEST(Timeline, ServerSeriesFromTheCompactTimeline) {
   for (double y : ys(panel(panels, "server-generation-tokens")->lines[0])) EXPECT_NEAR(y, 20, 1e-9);
   // Loopback left out: 1 MB/s on eth0 only.
   for (double y : ys(panel(panels, "network-receive")->lines[0])) EXPECT_NEAR(y, 1, 1e-9);
+  ASSERT_TRUE(panel(panels, "nvlink-transmit"));
+  for (double y : ys(panel(panels, "nvlink-transmit")->lines[0])) EXPECT_NEAR(y, 5, 1e-9);
   EXPECT_FALSE(panel(panels, "server-waiting"));
 }
 

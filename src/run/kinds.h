@@ -46,8 +46,9 @@ void check_output_json(const std::string& path, const std::string& runs, bool ch
 // in `dir`; returns 0, 1 when a test failed, 130 after Ctrl-C.
 struct SuiteTest {
   std::string name;
-  std::string command_line;  // as printed before it runs (secrets hidden)
-  std::string result_path;   // where its result goes
+  std::string command_line;          // as printed before it runs (secrets hidden)
+  std::string result_path;           // where its result goes
+  bool result_is_directory = false;  // result_path is a directory of several results (a profile)
   std::variant<Spec, LatencySpec, ThroughputSpec> spec;
 };
 struct SuiteSpec {

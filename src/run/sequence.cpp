@@ -101,21 +101,30 @@ std::optional<Spec> BenchmarkSequence::next(std::span<const report::RunResult> d
         break;
       }
       if (sweep_rates_.empty()) {
-        // GuideLLM reads requests_per_second.successful.mean; here completed / duration.
-        const double sync =
-            done.size() >= 2 ? report::figure(done[0], "request_throughput").value_or(0) : 0;
-        const double thr =
-            done.size() >= 2 ? report::figure(done[1], "request_throughput").value_or(0) : 0;
-        if (!(thr > 0) || !(sync > 0) || std::isinf(thr)) {
-          std::fprintf(
-              stderr,
-              "servebench: sweep: the synchronous (%.2f req/s) and throughput (%.2f req/s) "
-              "benchmarks must both complete requests to choose the constant rates; the "
-              "sweep ends here\n",
-              sync, thr);
+        // GuideLLM reads requests_per_second.successful.mean; here completed / duration. A
+        // benchmark that completed nothing has rate 0 and the spacing starts (or ends) there
+        // (seed 003's IB sweep: synchronous 0, then constant@0.93 … 7.46 = k/8 of the
+        // throughput rate). GuideLLM gives up only when neither completed anything, and stops
+        // at the first rate at or below 0.
+        auto measured = [&](size_t k) {
+          const double r =
+              done.size() >= 2 ? report::figure(done[k], "request_throughput").value_or(0) : 0;
+          return r > 0 && std::isfinite(r) ? r : 0.0;
+        };
+        const double sync = measured(0), thr = measured(1);
+        if (sync <= 0 && thr <= 0) {
+          std::fprintf(stderr,
+                       "servebench: sweep: neither the synchronous nor the throughput benchmark "
+                       "completed a request, so there is no rate to run; the sweep ends here\n");
           return std::nullopt;
         }
         sweep_rates_ = sweep_rates(sync, thr, L.sweep_size);
+      }
+      if (!(sweep_rates_.at(i - 2) > 0)) {
+        std::fprintf(stderr,
+                     "servebench: sweep: the throughput benchmark completed no requests, so the "
+                     "constant rates fell from the synchronous rate to 0; the sweep ends at 0\n");
+        return std::nullopt;
       }
       set_benchmark(point, LoadProfile::kConstant, sweep_rates_.at(i - 2), base_.max_concurrency);
       break;

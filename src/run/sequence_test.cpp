@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "run/send_times.h"
@@ -80,10 +81,55 @@ TEST(Sweep, EndsAfterTwoBenchmarksWhenNothingCompleted) {
   BenchmarkSequence seq(c);
   std::vector<report::RunResult> done;
   ASSERT_TRUE(seq.next(done));
-  done.push_back(result_with_rate(2.0));
+  done.push_back(result_with_rate(0.0));
   ASSERT_TRUE(seq.next(done));
   done.push_back(result_with_rate(0.0));
   EXPECT_FALSE(seq.next(done));
+}
+
+// GuideLLM spaces the rates from the synchronous rate down to a throughput rate of 0 and stops at
+// the first rate at or below 0: np.linspace(2, 0, 5)[1:] = 1.5, 1, 0.5, then 0 ends it.
+TEST(Sweep, FallsToZeroWhenThroughputCompletedNothing) {
+  Spec c = profiled(LoadProfile::kSweep, {6});
+  c.limits.sweep_size = 6;
+  BenchmarkSequence seq(c);
+  std::vector<report::RunResult> done;
+  ASSERT_TRUE(seq.next(done));
+  done.push_back(result_with_rate(2.0));
+  ASSERT_TRUE(seq.next(done));
+  done.push_back(result_with_rate(0.0));
+  std::vector<double> rates;
+  for (auto next = seq.next(done); next; next = seq.next(done)) {
+    rates.push_back(next->request_rate);
+    done.push_back(result_with_rate(0.0));
+  }
+  EXPECT_EQ(rates, (std::vector<double>{1.5, 1.0, 0.5}));
+}
+
+// Seed 003's IB sweep: the synchronous benchmark completed nothing in its 30 s, the throughput
+// benchmark 7.46 req/s (7.463 unrounded fits every printed rate), and GuideLLM went on with
+// np.linspace(0, 7.463, 9)[1:]: constant@0.93, 1.87, 2.80, 3.73, 4.66, 5.60, 6.53, 7.46.
+TEST(Sweep, GoesOnFromZeroWhenSynchronousCompletedNothing) {
+  Spec c = profiled(LoadProfile::kSweep, {});
+  BenchmarkSequence seq(c);
+  std::vector<report::RunResult> done;
+  ASSERT_TRUE(seq.next(done));
+  done.push_back(result_with_rate(0.0));
+  ASSERT_TRUE(seq.next(done));
+  done.push_back(result_with_rate(7.463));
+  std::vector<std::string> names;
+  std::vector<double> rates;
+  for (auto next = seq.next(done); next; next = seq.next(done)) {
+    names.push_back(next->limits.benchmark);
+    rates.push_back(next->request_rate);
+    done.push_back(result_with_rate(0.0));  // nothing completes at the high rates either
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"constant@0.93", "constant@1.87", "constant@2.80",
+                                             "constant@3.73", "constant@4.66", "constant@5.60",
+                                             "constant@6.53", "constant@7.46"}));
+  ASSERT_EQ(rates.size(), 8u);
+  for (size_t k = 0; k < rates.size(); ++k) EXPECT_DOUBLE_EQ(rates[k], 7.463 * (k + 1) / 8);
+  EXPECT_EQ(done.size(), 10u);  // GuideLLM's sweep size
 }
 
 TEST(BoundedPlan, ConstantRateOverADurationCyclesThePrompts) {

@@ -50,8 +50,28 @@ int run_test(const SuiteTest& t) {
   }
 }
 
+// A test that saves several results (a GuideLLM profile, inference-perf's stages) saves them in
+// a directory of its own; this file in it says the test ran to its end.
+constexpr const char* kDoneMarker = ".suite-test-complete";
+
+bool complete_result(const std::string& path);
+
+bool complete_directory(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(fs::path(dir) / kDoneMarker, ec)) return false;
+  bool any = false;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".json") continue;
+    if (!complete_result(entry.path().string())) return false;
+    any = true;
+  }
+  return any && !ec;
+}
+
 // A result file a finished, uninterrupted run wrote (a killed run leaves none or a torn one).
 bool complete_result(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return complete_directory(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
@@ -81,7 +101,14 @@ void write_summary(const SuiteSpec& suite, const std::vector<Status>& statuses) 
   for (size_t i = 0; i < tests.size(); ++i) {
     const Status& s = statuses[i];
     const std::string& path = tests[i].result_path;
-    if (s.state == "ok" || s.state == "skipped") runs.push_back(report::load_run(path));
+    if (s.state == "ok" || s.state == "skipped") {
+      std::error_code ec;
+      if (fs::is_directory(path, ec)) {
+        for (report::RunResult& r : report::load_runs(path)) runs.push_back(std::move(r));
+      } else {
+        runs.push_back(report::load_run(path));
+      }
+    }
     if (s.state == "failed") {
       failures += "- " + s.name + ": exit code " + std::to_string(s.exit_code) + "\n";
     }
@@ -131,16 +158,23 @@ int execute_suite(const SuiteSpec& suite) {
       s.state = "skipped";
       continue;
     }
+    // A directory of results is the test's own: what an earlier, unfinished run left goes.
+    const bool many = t.result_is_directory;
+    if (many) {
+      std::error_code rm;
+      fs::remove_all(t.result_path, rm);
+    }
     std::printf("Running test case %s [%zu/%zu]\nClient command: %s\n", t.name.c_str(), i + 1,
                 tests.size(), t.command_line.c_str());
     std::fflush(stdout);
     s.exit_code = run_test(t);
     std::fflush(stdout);
+    if (many && s.exit_code == 0) write_text((fs::path(t.result_path) / kDoneMarker).string(), "");
     if (s.exit_code != 0 && s.exit_code == core::interrupt_exit_code()) {
       // SIGINT (130) or SIGTERM (143): the interrupted test is not part of the suite; --resume
       // starts again there.
       std::error_code rm;
-      fs::remove(t.result_path, rm);
+      fs::remove_all(t.result_path, rm);
       s.state = "interrupted";
       result = s.exit_code;
       std::fprintf(stderr, "servebench: suite: interrupted at %s (%s); --resume continues there\n",

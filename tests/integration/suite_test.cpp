@@ -106,6 +106,34 @@ TEST(Suite, ResumeRunsOnlyTestsWithoutACompleteResult) {
   for (const auto& name : kNames) EXPECT_NE(md.find("| " + name + " "), std::string::npos) << md;
 }
 
+// A test with a GuideLLM profile makes a result per benchmark: they go to a directory of the
+// test's name, the summary has them all, and --resume skips the directory once complete.
+TEST(Suite, AProfileTestSavesItsBenchmarksInADirectoryOfItsOwn) {
+  TempDir dir;
+  const std::string out = dir.path() + "/out";
+  const std::string suite = write_suite(dir, R"(tests:
+  - test_name: rates
+    client_parameters: {profile: constant, rate: "2,4", duration: 1, random_input_len: 16,
+                        random_output_len: 4, sim_ttft_ms: 5, sim_itl_ms: 1, disable_tqdm: true}
+)");
+  Outcome o = run({"suite", suite, "--output-dir", out}, 60);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  size_t results = 0;
+  for (const auto& entry : fs::directory_iterator(out + "/rates")) {
+    if (entry.path().extension() != ".json") continue;
+    json r = json::parse(read_file(entry.path().string()));
+    EXPECT_EQ(r["test_name"], "rates");
+    ++results;
+  }
+  EXPECT_EQ(results, 2u);
+  const std::string md = read_file(out + "/summary.md");
+  EXPECT_EQ(count(md, "| rates "), 2u) << md;
+  Outcome again = run({"suite", suite, "--output-dir", out, "--resume"}, 60);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("rates: result exists, skipped (--resume)"), std::string::npos)
+      << again.err;
+}
+
 TEST(Suite, AFailedTestIsRecordedAndTheSuiteGoesOn) {
   TempDir dir;
   std::string out = dir.path() + "/out";
