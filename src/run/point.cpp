@@ -224,7 +224,8 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
                           const std::optional<server_metrics::SamplerOptions>& scrape,
                           const std::string& date) {
   const Paths paths = output_paths(point, target.model_id, date);
-  std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
+  size_t not_due = 0;  // asked for, but due after --duration ends: never sent
+  std::vector<client::PlannedRequest> plan = make_plan(point, prompts, &not_due);
   const ShardedPlan sharded = take_shard(point, plan);
   RecordsFile records_file(paths.records, paths.records_flag);
   client::RunOptions options;
@@ -255,6 +256,9 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
   const std::string started = core::wall_timestamp_compact();
   PointOutcome outcome =
       run_main(point, target.endpoint, body, plan, options, tok, records_file, scrape);
+  // A shard's plan is its share of the whole one; the requests past the duration are the whole
+  // plan's, counted once, by the first shard.
+  if (point.shard.count == 0 || point.shard.index == 0) outcome.not_sent += not_due;
   if (point.shard.count > 0)
     outcome.shard = shard_json(point, shard_start, sharded.hash, plan.size(), paths.records);
   if (point.coordination) point.coordination->before_report(point.base_url);
