@@ -26,7 +26,8 @@ size_t append_body(char* data, size_t size, size_t count, void* user) {
 }  // namespace
 
 ServerModel first_server_model(const std::string& base_url, const std::vector<std::string>& headers,
-                               const std::string& api_key, bool insecure, double timeout_s) {
+                               const std::string& api_key, bool insecure,
+                               const std::string& ca_file, double timeout_s) {
   const std::string url = base_url + "/v1/models";
   std::unique_ptr<CURL, void (*)(CURL*)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) fail(url, "could not create an HTTP handle");
@@ -53,6 +54,7 @@ ServerModel first_server_model(const std::string& base_url, const std::vector<st
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
   }
+  if (!ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, ca_file.c_str());
   CURLcode rc = curl_easy_perform(h);
   if (rc != CURLE_OK) {
     fail(url, std::string("the server could not be reached (") +
