@@ -49,9 +49,10 @@ TEST(RunTls, CaCertReachesTheModelLookupReadyCheckRequestsAndScrapes) {
   if (std::system(make_cert.c_str()) != 0) GTEST_SKIP() << "openssl req failed (no openssl?)";
   if (std::system("python3 -c pass >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
   const int port = free_port();
-  Background server({"/usr/bin/env", "python3",
-                     std::string(SERVEBENCH_SOURCE_DIR) + "/tests/integration/fault_server.py",
-                     "--port", std::to_string(port), "--fault", "ok", "--tls", cert, key});
+  Background server(
+      {"python3", std::string(SERVEBENCH_SOURCE_DIR) + "/tests/integration/fault_server.py",
+       "--port", std::to_string(port), "--fault", "ok", "--tls", cert, key},
+      Background::Command::kProgram);
   ASSERT_TRUE(server.wait_for_port(port, 20)) << server.log();
   const std::string base_url = "https://127.0.0.1:" + std::to_string(port);
 
