@@ -93,6 +93,10 @@ std::function<run::Spec()> add_run_flags(CLI::App& app) {
   opt("--tokenizer-mode", f->tokenizer_mode, "accepted for compatibility; ignored", target);
   flag("--trust-remote-code", f->trust_remote_code, "accepted for compatibility; ignored", target);
   flag("--insecure", f->insecure, "skip TLS certificate verification", target);
+  opt("--ca-cert", f->ca_cert,
+      "PEM file of the CAs to verify the server with (default: $CURL_CA_BUNDLE, "
+      "$SSL_CERT_FILE, else the system's)",
+      target);
   opt("--ready-check-timeout-sec", f->ready_check_timeout_sec,
       "retry the initial test request this long (0: one try)", target);
 

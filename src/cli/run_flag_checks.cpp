@@ -2,10 +2,14 @@
 //
 // Numbers are read as text and converted here, so that every bad value gives one line naming
 // the flag and exit code 2 (core::Error kUsage), the same as an unknown flag.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -16,6 +20,7 @@
 #include "cli/run_flags.h"
 #include "cli/target_flags.h"
 #include "cli/values.h"
+#include "client/client.h"
 #include "core/error.h"
 #include "metrics/metrics.h"
 #include "run/names.h"
@@ -179,8 +184,16 @@ void check_target(const RawFlags& f, const Given& given, run::Spec& c) {
     if (!is_header_name(k)) {
       usage("--header", "'" + k + "' is not a header name (letters, digits and !#$%&'*+-.^_`|~)");
     }
+    // A framing header would corrupt every request; named by its name, never its value.
+    client::check_extra_header(k, "--header '" + k + "'");
     if (core::is_secret_header(k)) register_credential(v);
     c.headers.push_back(k + ": " + v);
+  }
+  // URL credentials are secrets before any thread (simulator, scrapes, probes) can report them.
+  for (const std::string& url : c.target_urls) {
+    client::Endpoint endpoint;
+    endpoint.url = url + c.endpoint;
+    client::register_endpoint_secrets(endpoint);
   }
   if (const char* key = std::getenv("OPENAI_API_KEY")) {
     // Never echoed: the message names the variable only.
@@ -191,6 +204,15 @@ void check_target(const RawFlags& f, const Given& given, run::Spec& c) {
     core::register_secret(c.api_key);
   }
   c.insecure = f.insecure;
+  if (given("--ca-cert")) {
+    std::error_code ec;
+    if (f.ca_cert.empty()) usage("--ca-cert", "expected a PEM file of CA certificates");
+    if (std::filesystem::is_directory(f.ca_cert, ec))
+      usage("--ca-cert", "'" + f.ca_cert + "' is a directory; expected a PEM file");
+    if (::access(f.ca_cert.c_str(), R_OK) != 0)
+      usage("--ca-cert", "'" + f.ca_cert + "' cannot be read: " + std::strerror(errno));
+    c.ca_file = f.ca_cert;
+  }
   c.model = f.model;
   c.served_model_name = f.served_model_name;
   // Loaded by the run part (run/point_setup.h; docs/tokenizers.md says how a name resolves).
@@ -432,9 +454,9 @@ void check_reporting(const RawFlags& f, const Given& given, run::Spec& c) {
   c.records_path = f.records;
   c.disable_tqdm = f.disable_tqdm;
   c.live = f.live;
-  // A negative count runs none, as vLLM's range(num_warmups) does.
-  c.num_warmups = static_cast<int>(
-      std::max<int64_t>(0, parse_int("--num-warmups", f.num_warmups, INT32_MIN, 10'000'000)));
+  // vLLM's range(num_warmups) runs none for a negative count; here it is refused as the typo it
+  // most likely is (-1 meant as "none" is 0).
+  c.num_warmups = static_cast<int>(parse_int("--num-warmups", f.num_warmups, 0, 10'000'000));
   c.ready_check_timeout_s = non_negative("--ready-check-timeout-sec", f.ready_check_timeout_sec);
   c.io_threads = static_cast<int>(parse_int("--io-threads", f.io_threads, 1, 256));
   if (f.http_engine == "auto") {

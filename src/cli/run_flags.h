@@ -51,6 +51,7 @@ struct RawFlags {
   bool live = false;
   bool disable_tqdm = false, save_result = false, save_detailed = false, append_result = false,
        ignore_eos = false, insecure = false, trust_remote_code = false;
+  std::string ca_cert;  // --ca-cert FILE
   std::string num_warmups = "0", result_dir, result_filename;
   std::string percentile_metrics, metric_percentiles = "99", request_id_prefix;
   std::string logprobs, probe_request_rate = "0.0";

@@ -336,7 +336,17 @@ std::vector<Test> parse(const std::string& text, const std::string& path) {
   Reader r{path};
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    // Text after the top-level value reads as a second document to yaml-cpp, which Load() would
+    // drop silently; vLLM's json.load refuses it ("Extra data"), and so does servebench.
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      const YAML::Mark mark = documents[1].Mark();
+      throw core::Error(core::ErrorKind::kInput, path,
+                        "line " + std::to_string(mark.line + 1) + ", column " +
+                            std::to_string(mark.column + 1) + " (byte " + std::to_string(mark.pos) +
+                            "): text after the suite's top-level value; a suite file holds one");
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::Exception& e) {
     throw core::Error(core::ErrorKind::kInput, path,
                       "line " + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);

@@ -120,6 +120,17 @@ TEST(SuiteFile, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(error_of("tests: [\n").find("suite.yaml: line "), std::string::npos);
 }
 
+TEST(SuiteFile, TextAfterTheTopLevelValueIsRefusedWithItsPlace) {
+  // vLLM's json.load refuses these ("Extra data"); yaml-cpp would read the first value only.
+  EXPECT_EQ(error_of("[{\"test_name\": \"a\"}] trailing\n"),
+            "suite.yaml: line 1, column 22 (byte 21): text after the suite's top-level value; a "
+            "suite file holds one");
+  EXPECT_EQ(error_of("[{\"test_name\": \"a\"}]\n{\"test_name\": \"b\"}\n"),
+            "suite.yaml: line 2, column 1 (byte 21): text after the suite's top-level value; a "
+            "suite file holds one");
+  EXPECT_NO_THROW(parse("[{\"test_name\": \"a\"}]\n\n# a comment\n", "suite.json"));
+}
+
 TEST(SuiteFile, PrintedCommandHidesHeaderSecretsAndUrlPasswords) {
   const auto tests = parse(R"(
 tests:

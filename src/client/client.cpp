@@ -226,6 +226,7 @@ void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
   const int64_t deadline = core::mono_ns() + detail::timeout_ns(timeout_s, 0);
   std::string last_failure;
   for (int attempt = 0;; ++attempt) {
+    int64_t retry_after_ns = 0;  // the server's Retry-After on a 503 or 429, when it sent one
     EasyHandle handle;
     if (handle.easy == nullptr)
       throw core::Error(core::ErrorKind::kInternal, "client", "curl_easy_init failed");
@@ -270,11 +271,19 @@ void wait_until_ready(const Endpoint& endpoint, double timeout_s) {
       // A client error (wrong model, bad field) will not go away by waiting; 408/429 may.
       if (status >= 400 && status < 500 && status != 408 && status != 429)
         throw core::Error(core::ErrorKind::kNetwork, "ready check", last_failure);
+      // Retry-After (seconds or an HTTP date; libcurl reads both) is when the server expects to
+      // be ready; asking sooner only adds load to a server that said it is busy.
+      curl_off_t retry_after_s = 0;
+      if ((status == 503 || status == 429) &&
+          curl_easy_getinfo(handle.easy, CURLINFO_RETRY_AFTER, &retry_after_s) == CURLE_OK &&
+          retry_after_s > 0)
+        retry_after_ns = detail::timeout_ns(static_cast<double>(retry_after_s), 0);
     }
     if (core::mono_ns() >= deadline) break;
     // vLLM's ready check polls every few seconds; a short back-off finds a starting server sooner.
     int64_t pause_ns =
         std::min<int64_t>(1'000'000'000, int64_t{100'000'000} << std::min(attempt, 3));
+    if (retry_after_ns > 0) pause_ns = retry_after_ns;  // capped by the check's timeout below
     pause_ns = std::min(pause_ns, deadline - core::mono_ns());
     if (pause_ns > 0 && !core::sleep_unless_interrupted(pause_ns))
       core::throw_if_interrupted("ready check");

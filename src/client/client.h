@@ -51,6 +51,11 @@ void check_extra_header(std::string_view name, const std::string& where = "--hea
 // header; a ca_file that cannot be read throws core::Error (input) naming it.
 void validate_endpoint(const Endpoint& endpoint);
 
+// The CA file TLS peers are verified with: Endpoint::ca_file, else $CURL_CA_BUNDLE, else
+// $SSL_CERT_FILE; "" for libcurl's default. Other libcurl users (the /metrics scrapes, the model
+// lookup) pass it on so that every request of a run trusts the same CAs.
+std::string ca_file_for(const Endpoint& endpoint);
+
 // core::register_secret for the URL's password and its "Basic <base64>" as sent. Call before
 // threads that report errors start; run() and wait_until_ready() call it too (then a no-op).
 void register_endpoint_secrets(const Endpoint& endpoint);
@@ -161,7 +166,8 @@ ClientStats run(const Endpoint& endpoint, const BodyOptions& body,
 // Sends one tiny request until the server answers 200 with a usable stream, or `timeout_s`
 // passes (vLLM's ready check). Throws core::Error (network) with the last failure when it never
 // becomes ready; a 4xx reply (e.g. wrong model) is returned at once as an error with the server's
-// message.
+// message. A 503 or 429 with Retry-After (seconds or an HTTP date) is retried after that long,
+// at most until `timeout_s` ends.
 void wait_until_ready(const Endpoint& endpoint, double timeout_s);
 
 }  // namespace servebench::client

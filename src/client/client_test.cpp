@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -438,6 +439,57 @@ TEST(WaitUntilReady, RetriesWhileTheServerIsStarting) {
   });
   EXPECT_NO_THROW(wait_until_ready(endpoint_for(server), 20));
   EXPECT_EQ(server.requests().size(), 3u);
+}
+
+// A 503 or 429 with Retry-After: the next try comes no sooner than it says (seconds or an HTTP
+// date), where the back-off alone would retry after 100 ms. Lower bounds only: never flaky.
+TEST(WaitUntilReady, HonoursRetryAfterInSecondsAndAsAnHttpDate) {
+  auto busy = [](int status, const std::string& retry_after) {
+    const std::string body = openai_error("busy");
+    Reply reply;
+    reply.then(status_line(status) + "Retry-After: " + retry_after +
+               "\r\nContent-Type: application/json\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body);
+    return reply;
+  };
+  for (const int status : {503, 429}) {
+    ScriptServer server([&](const Request& request) {
+      if (request.number == 0) return busy(status, "1");
+      return testing::sse_reply(completion_events(request, 1));
+    });
+    EXPECT_NO_THROW(wait_until_ready(endpoint_for(server), 20));
+    const std::vector<Request> requests = server.requests();
+    ASSERT_EQ(requests.size(), 2u);
+    EXPECT_GE(requests[1].received_ns - requests[0].received_ns, 1'000'000'000) << status;
+  }
+  // An HTTP date 3 s ahead (whole seconds: at least 2 s from now).
+  char date[64];
+  const std::time_t later = std::time(nullptr) + 3;
+  std::tm tm{};
+  gmtime_r(&later, &tm);
+  std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  ScriptServer dated([&](const Request& request) {
+    if (request.number == 0) return busy(503, date);
+    return testing::sse_reply(completion_events(request, 1));
+  });
+  EXPECT_NO_THROW(wait_until_ready(endpoint_for(dated), 20));
+  const std::vector<Request> requests = dated.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_GE(requests[1].received_ns - requests[0].received_ns, 1'500'000'000);
+}
+
+// A Retry-After past the check's timeout is cut to it: the check ends at its timeout.
+TEST(WaitUntilReady, RetryAfterIsCappedByTheTimeout) {
+  ScriptServer server([](const Request&) {
+    const std::string body = openai_error("busy");
+    Reply reply;
+    reply.then(status_line(503) + "Retry-After: 3600\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body);
+    return reply;
+  });
+  const int64_t start = core::mono_ns();
+  EXPECT_THROW(wait_until_ready(endpoint_for(server), 1), core::Error);
+  EXPECT_LT(seconds_since(start), 60.0);  // not the hour asked for
 }
 
 TEST(WaitUntilReady, ClientErrorThrowsAtOnceWithTheServerMessage) {

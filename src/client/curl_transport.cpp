@@ -233,7 +233,7 @@ void set_common_options(CURL* easy, const Endpoint& endpoint, long buffer_bytes)
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
   }
   // A private CA (libcurl copies the path).
-  if (const std::string ca_file = ca_file_for(endpoint); !ca_file.empty())
+  if (const std::string ca_file = client::ca_file_for(endpoint); !ca_file.empty())
     curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file.c_str());
   // Over TLS, wait for a connection that may multiplex (HTTP/2) rather than open another.
   if (endpoint.url.rfind("https://", 0) == 0) curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);

@@ -115,6 +115,16 @@ void register_endpoint_secrets(const Endpoint& endpoint) {
   core::register_secret(value.substr(6));  // the token alone
 }
 
+std::string ca_file_for(const Endpoint& endpoint) {
+  if (!endpoint.ca_file.empty()) return endpoint.ca_file;
+  // curl's tool reads CURL_CA_BUNDLE first, then SSL_CERT_FILE (OpenSSL's, Python's).
+  for (const char* variable : {"CURL_CA_BUNDLE", "SSL_CERT_FILE"}) {
+    const char* value = std::getenv(variable);
+    if (value != nullptr && value[0] != '\0') return value;
+  }
+  return "";
+}
+
 namespace detail {
 
 std::string basic_auth_value(const std::string& url) {
@@ -127,16 +137,6 @@ int64_t timeout_ns(double seconds, double min_seconds) {
   if (std::isnan(seconds)) seconds = kMaxTimeoutS;
   seconds = std::min(std::max(seconds, min_seconds), kMaxTimeoutS);
   return static_cast<int64_t>(seconds * 1e9);
-}
-
-std::string ca_file_for(const Endpoint& endpoint) {
-  if (!endpoint.ca_file.empty()) return endpoint.ca_file;
-  // curl's tool reads CURL_CA_BUNDLE first, then SSL_CERT_FILE (OpenSSL's, Python's).
-  for (const char* variable : {"CURL_CA_BUNDLE", "SSL_CERT_FILE"}) {
-    const char* value = std::getenv(variable);
-    if (value != nullptr && value[0] != '\0') return value;
-  }
-  return "";
 }
 
 }  // namespace detail

@@ -2,6 +2,8 @@
 // record, a conversation's next turn queued (or the rest of it left unsent), records handed to
 // the delivering thread or delivered in the loop's idle time, stop and drain.
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <mutex>
 
 #include "client/delivery.h"
@@ -54,10 +56,12 @@ void EventLoop::Impl::after_turn(Prepared& p, const record::RequestRecord& ended
     following->intended_ns = ended.done_ns;
     // The history's tokens as far as the client knows them (the server's usage, when given,
     // is what the metrics prefer): the previous prompt with its history, and its answer.
-    int32_t answer_tokens = ended.server_completion_tokens >= 0
-                                ? ended.server_completion_tokens
-                                : static_cast<int32_t>(ended.chunk_ns.size());
-    following->prompt_tokens = ended.prompt_tokens + answer_tokens + following->plan->prompt_tokens;
+    const int64_t answer_tokens = ended.server_completion_tokens >= 0
+                                      ? ended.server_completion_tokens
+                                      : static_cast<int64_t>(ended.chunk_ns.size());
+    following->prompt_tokens = static_cast<int32_t>(
+        std::min<int64_t>(std::numeric_limits<int32_t>::max(),
+                          ended.prompt_tokens + answer_tokens + following->plan->prompt_tokens));
     following->body = build_request_body(*shared.endpoint, *shared.body, shared.extra_body,
                                          *following->plan, following->history);
     ready_turns.push_back(following);

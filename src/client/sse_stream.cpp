@@ -14,8 +14,6 @@ namespace servebench::client::detail {
 
 namespace {
 
-constexpr int64_t kMaxUsageCount = std::numeric_limits<int32_t>::max();
-
 // A CR not followed by LF: the stream ends its lines with CR alone. A CR ending the bytes is
 // undecided (its LF may come with the next read).
 bool has_lone_cr(const char* begin, size_t length) {
@@ -200,7 +198,7 @@ size_t StreamReader::scan(const char* buffer, size_t length, uint64_t base_offse
     if (search == start && template_.valid && template_.single_line) {
       const size_t used = template_block(buffer + start, length - start, now_ns);
       if (used > 0) {
-        if (failed_) return length;  // a usage count past 32 bits
+        if (failed_) return length;  // an error event ended the stream
         start = search = start + used;
         continue;
       }
@@ -331,14 +329,6 @@ void StreamReader::on_data(const char* begin, size_t length, uint64_t offset, in
 void StreamReader::take_fields(const EventFields& fields, const std::string& error_message,
                                int64_t now_ns) {
   record::RequestRecord& record = *record_;
-  if (fields.prompt_tokens > kMaxUsageCount || fields.completion_tokens > kMaxUsageCount) {
-    // The record keeps 32-bit counts: a larger one is refused, never cut to its low bits.
-    const bool prompt = fields.prompt_tokens > kMaxUsageCount;
-    fail(std::string("usage.") + (prompt ? "prompt_tokens " : "completion_tokens ") +
-         std::to_string(prompt ? fields.prompt_tokens : fields.completion_tokens) +
-         " is beyond what a record holds (2^31-1)");
-    return;
-  }
   if (fields.prompt_tokens >= 0) record.server_prompt_tokens = fields.prompt_tokens;
   if (fields.completion_tokens >= 0) record.server_completion_tokens = fields.completion_tokens;
   if (fields.has_choices) {
@@ -348,9 +338,14 @@ void StreamReader::take_fields(const EventFields& fields, const std::string& err
     if (fields.completion_tokens >= 0) {
       // Sized like chunk_ns on first use: most servers send no usage per chunk.
       if (record.chunk_tokens.empty()) record.chunk_tokens.reserve(record.chunk_ns.capacity());
-      record.chunk_tokens.push_back(
-          static_cast<int32_t>(fields.completion_tokens - last_completion_tokens_));
-      last_completion_tokens_ = static_cast<int32_t>(fields.completion_tokens);
+      // A chunk's share is a difference of 64-bit counts; one past 32 bits (or negative past
+      // them) is no token count of a chunk: the per-chunk counts are then dropped as unknown.
+      const int64_t delta = fields.completion_tokens - last_completion_tokens_;
+      if (delta > std::numeric_limits<int32_t>::max() ||
+          delta < std::numeric_limits<int32_t>::min())
+        choice_without_usage_ = true;
+      record.chunk_tokens.push_back(static_cast<int32_t>(delta));
+      last_completion_tokens_ = fields.completion_tokens;
     } else {
       choice_without_usage_ = true;
     }

@@ -144,7 +144,7 @@ class StreamReader {
   uint64_t body_offset_ = 0;                          // body bytes fed so far
   uint64_t events_ = 0;
   int64_t done_ns_ = -1;
-  int32_t last_completion_tokens_ = 0;
+  int64_t last_completion_tokens_ = 0;
   bool failed_ = false;  // malformed or error event: later events are ignored
   bool choice_without_usage_ = false;
   bool last_finish_reason_ = false;

@@ -120,10 +120,6 @@ std::string basic_auth_value(const std::string& url);
 // becomes ns here and nowhere else, so a huge one never wraps into a negative deadline.
 int64_t timeout_ns(double seconds, double min_seconds);
 
-// The CA file TLS peers are verified with: Endpoint::ca_file, else $CURL_CA_BUNDLE, else
-// $SSL_CERT_FILE; "" for libcurl's default.
-std::string ca_file_for(const Endpoint& endpoint);
-
 // "0.5", "600": a whole-number cast would report a 0.5 s timeout as "0 s".
 std::string seconds_text(double seconds);
 

@@ -130,8 +130,8 @@ double rate_from_t0(size_t count, int64_t last_ns) {
 
 }  // namespace
 
-int32_t vllm_output_tokens(const record::RequestRecord& r) {
-  int32_t n = r.output_tokens();
+int64_t vllm_output_tokens(const record::RequestRecord& r) {
+  int64_t n = r.output_tokens();
   if (n == 0) n = r.client_output_tokens >= 0 ? r.client_output_tokens : 1;
   return n;
 }
@@ -202,13 +202,14 @@ Summary compute(std::span<const record::RequestRecord> records, double duration_
       ++u.requests;
       u.input_tokens += r.input_tokens();
       // What arrived before it ended: usage when the server sent it, else the client's count.
-      u.output_tokens += r.server_completion_tokens >= 0 ? r.server_completion_tokens
-                                                         : std::max(0, r.client_output_tokens);
+      u.output_tokens += r.server_completion_tokens >= 0
+                             ? r.server_completion_tokens
+                             : int64_t{std::max(0, r.client_output_tokens)};
       continue;
     }
     ok.push_back(&r);
     ++v.completed;
-    const int32_t output_tokens = vllm_output_tokens(r);
+    const int64_t output_tokens = vllm_output_tokens(r);
     v.total_output += output_tokens;
     v.total_input += r.input_tokens();
 

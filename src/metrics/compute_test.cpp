@@ -293,6 +293,19 @@ TEST(VllmOutputTokens, ZeroUsageFallsBackLikeVllm) {
   EXPECT_EQ(vllm_output_tokens(r), 9);
 }
 
+TEST(Compute, UsageCountsPast32BitsAreSummedWhole) {
+  // Two requests with 2^32+7 tokens each way: the sums are 2 x 4294967303, not 2 x 7.
+  std::vector<RequestRecord> rs = {ok(0, 0, {100, 120}, 2, 10), ok(1, 0, {100, 130}, 2, 10)};
+  for (RequestRecord& r : rs) {
+    r.server_prompt_tokens = (int64_t{1} << 32) + 7;
+    r.server_completion_tokens = (int64_t{1} << 32) + 7;
+  }
+  const Summary s = compute(rs, 1.0, {});
+  EXPECT_EQ(s.vllm.total_input, 8589934606);
+  EXPECT_EQ(s.vllm.total_output, 8589934606);
+  EXPECT_EQ(vllm_output_tokens(rs[0]), 4294967303);
+}
+
 TEST(ClassifyFailure, StableReasons) {
   RequestRecord r;
   EXPECT_EQ(classify_failure(r), "not_sent");

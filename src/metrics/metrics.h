@@ -105,7 +105,7 @@ Summary compute(std::span<const record::RequestRecord> records, double duration_
 
 // Output tokens exactly as vLLM's calculate_metrics counts them: record::output_tokens(), but
 // a usage count of 0 falls back to the client's count, else 1 (vLLM's `if not output_len`).
-int32_t vllm_output_tokens(const record::RequestRecord& r);
+int64_t vllm_output_tokens(const record::RequestRecord& r);
 
 // A stable reason for a failed request: "not_sent", "http_<code>" (e.g. "http_503"),
 // "timeout", "connection", "malformed", "no_tokens" (200 without any choices event),

@@ -11,13 +11,13 @@
 
 namespace servebench::record {
 
-int32_t RequestRecord::output_tokens() const {
+int64_t RequestRecord::output_tokens() const {
   if (server_completion_tokens >= 0) return server_completion_tokens;
   if (client_output_tokens >= 0) return client_output_tokens;
   return 1;
 }
 
-int32_t RequestRecord::input_tokens() const {
+int64_t RequestRecord::input_tokens() const {
   return server_prompt_tokens >= 0 ? server_prompt_tokens : prompt_tokens;
 }
 
@@ -189,8 +189,8 @@ RequestRecord from_json_line(std::string_view line, const std::string& where) {
     r.chunk_tokens = j.at("chunk_tokens").get<std::vector<int32_t>>();
     r.prompt_tokens = j.at("prompt_tokens").get<int32_t>();
     r.expected_output_tokens = j.at("expected_output_tokens").get<int32_t>();
-    r.server_prompt_tokens = j.at("server_prompt_tokens").get<int32_t>();
-    r.server_completion_tokens = j.at("server_completion_tokens").get<int32_t>();
+    r.server_prompt_tokens = j.at("server_prompt_tokens").get<int64_t>();
+    r.server_completion_tokens = j.at("server_completion_tokens").get<int64_t>();
     r.client_output_tokens = j.at("client_output_tokens").get<int32_t>();
     r.http_status = j.at("http_status").get<int>();
     r.success = j.at("success").get<bool>();

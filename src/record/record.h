@@ -38,10 +38,11 @@ struct RequestRecord {
   std::vector<int32_t> chunk_tokens;
 
   // --- tokens
-  int32_t prompt_tokens = 0;              // the dataset's count (client tokenizer)
-  int32_t expected_output_tokens = 0;     // max_tokens asked for
-  int32_t server_prompt_tokens = -1;      // usage.prompt_tokens, when given
-  int32_t server_completion_tokens = -1;  // usage.completion_tokens, when given
+  int32_t prompt_tokens = 0;           // the dataset's count (client tokenizer)
+  int32_t expected_output_tokens = 0;  // max_tokens asked for
+  // The server's usage counts are 64-bit, as JSON gives them: a count past 2^31 is kept whole.
+  int64_t server_prompt_tokens = -1;      // usage.prompt_tokens, when given
+  int64_t server_completion_tokens = -1;  // usage.completion_tokens, when given
   // Counted from generated_text with the tokenizer when usage gives no (or a zero) count.
   int32_t client_output_tokens = -1;
 
@@ -53,9 +54,9 @@ struct RequestRecord {
 
   // Output tokens as vLLM counts them: usage.completion_tokens when present, else the client's
   // count, else 1 (vLLM's fallback when no tokenizer ran).
-  int32_t output_tokens() const;
+  int64_t output_tokens() const;
   // Input tokens as vLLM reports them: usage.prompt_tokens when present, else the dataset's.
-  int32_t input_tokens() const;
+  int64_t input_tokens() const;
 };
 
 // One record as one JSON line (no trailing newline), all fields above, for the per-request

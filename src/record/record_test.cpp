@@ -54,6 +54,16 @@ TEST(RequestRecord, JsonLineRoundTrips) {
   EXPECT_EQ(back.turn, 0);
 }
 
+TEST(RequestRecord, UsageCountsPast32BitsRoundTripWhole) {
+  RequestRecord r;
+  r.server_prompt_tokens = (int64_t{1} << 32) + 7;
+  r.server_completion_tokens = (int64_t{1} << 33) + 1;
+  const RequestRecord back = from_json_line(to_json_line(r), "records.jsonl:1");
+  EXPECT_EQ(back.server_prompt_tokens, 4294967303);
+  EXPECT_EQ(back.input_tokens(), 4294967303);
+  EXPECT_EQ(back.output_tokens(), 8589934593);
+}
+
 TEST(RequestRecord, ConversationAndTurnRoundTripAndDefaultWhenAbsent) {
   RequestRecord r;
   r.conversation = 12;

@@ -138,6 +138,7 @@ std::string extras_console_block(const metrics::Summary& summary, const RunInfo&
   std::string out;
   out += fmt::format("{:=^50}\n", " servebench extras (not in vLLM) ");
   row_int(out, "Requests sent:", x.requests_sent);
+  if (info.not_sent > 0) row_int(out, "Requests not sent (planned):", info.not_sent);
   row_int(out, "Warmup requests (not counted):", x.warmup_ignored);
   row(out, "Request rate requested (RPS):", x.requested_rate);
   row(out, "Request rate scheduled (RPS):", x.scheduled_rate);

@@ -76,6 +76,9 @@ struct RunInfo {
   // From the server's vllm:spec_decode_* counters over the run, when it has them.
   std::optional<server_metrics::SpecDecodeStats> spec_decode;
   std::optional<ProbeStats> probes;  // with --probe-request-rate, when a probe succeeded
+  // Planned requests never sent (Ctrl-C, a stop rule, the end of --duration); they are neither
+  // completed nor failed. Printed by extras_console_block when > 0.
+  uint64_t not_sent = 0;
 };
 
 // The "============ Serving Benchmark Result ============" block as vLLM prints it, including

@@ -409,6 +409,8 @@ std::string figures_csv(std::span<const RunResult> runs) {
   for (size_t i = 0; i < runs.size(); ++i) {
     flatten(runs[i].result, "", flat[i]);
     for (const auto& [name, value] : flat[i]) {
+      // The result's own test_name is the first column already (RunResult::test_name).
+      if (name == "test_name") continue;
       if (seen.insert(name).second) columns.push_back(name);
     }
   }

@@ -358,5 +358,16 @@ TEST(FiguresCsv, EveryScalarFigureFlattenedArraysLeftOut) {
   EXPECT_NE(lines[2].find("\"a \"\"b\"\"\""), std::string::npos);
 }
 
+TEST(FiguresCsv, OneTestNameColumnWhenTheResultHasItsOwn) {
+  // A suite's results carry "test_name" (vLLM's run_serving_tests.sh adds it); it is the first
+  // column, not a second one.
+  std::vector<RunResult> runs = {
+      make_run("serving_a", {{"test_name", "serving_a"}, {"completed", 5}})};
+  const std::vector<std::string> lines = lines_of(figures_csv(runs));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "test_name,source,format,completed");
+  EXPECT_EQ(lines[1], "serving_a,serving_a.json,vllm,5");
+}
+
 }  // namespace
 }  // namespace servebench::report

@@ -52,9 +52,9 @@ RequestTimes times_of(const record::RequestRecord& r) {
     // A failure's output: what the server said, else what the client counted, else its chunks.
     double tokens = static_cast<double>(r.chunk_ns.size());
     if (r.success) {
-      tokens = r.output_tokens();
+      tokens = static_cast<double>(r.output_tokens());
     } else if (r.server_completion_tokens >= 0) {
-      tokens = r.server_completion_tokens;
+      tokens = static_cast<double>(r.server_completion_tokens);
     } else if (r.client_output_tokens >= 0) {
       tokens = r.client_output_tokens;
     }

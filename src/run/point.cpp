@@ -282,15 +282,17 @@ PointResult execute_repeated_point(const Spec& point, const Target& target,
     run_paths.records = run_records_path(paths.records, k + 1);
     // run_paths.result stays: each run's records_file is named as beside it; only the combined
     // result is saved there.
-    const std::vector<client::PlannedRequest> plan = make_plan(run, prompts);
+    size_t not_due = 0;  // asked for, but due after --duration ends: never sent
+    const std::vector<client::PlannedRequest> plan = make_plan(run, prompts, &not_due);
     RecordsFile records_file(run_paths.records, run_paths.records_flag);
     if (k == 0) run_warmups(point, target.endpoint, body, plan.front(), options, tok, records_file);
     run.num_warmups = k == 0 ? point.num_warmups : 0;
     std::printf("\nRun %d of %d (arrival seed %llu)\n", k + 1, point.num_runs,
                 static_cast<unsigned long long>(run.seed));
     const std::string run_started = core::wall_timestamp_compact();
-    const PointOutcome outcome =
+    PointOutcome outcome =
         run_main(run, target.endpoint, body, plan, options, tok, records_file, scrape);
+    outcome.not_sent += not_due;
     results.push_back(report_point(run, target, run_started, run_paths, outcome));
     seeds.push_back(run.seed);
     if (outcome.interrupted) {  // the runs done so far are the result
@@ -318,7 +320,8 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
   if (point.num_runs > 1)
     return execute_repeated_point(point, target, tok, prompts, body, scrape, date);
   const Paths paths = output_paths(point, target.model_id, date);
-  std::vector<client::PlannedRequest> plan = make_plan(point, prompts);
+  size_t not_due = 0;  // asked for, but due after --duration ends: never sent
+  std::vector<client::PlannedRequest> plan = make_plan(point, prompts, &not_due);
   const ShardedPlan sharded = take_shard(point, plan);
   RecordsFile records_file(paths.records, paths.records_flag);
   client::RunOptions options = point_options(point);
@@ -339,6 +342,9 @@ PointResult execute_point(const Spec& point, const Target& target, const tokeniz
   const std::string started = core::wall_timestamp_compact();
   PointOutcome outcome =
       run_main(point, target.endpoint, body, plan, options, tok, records_file, scrape);
+  // A shard's plan is its share of the whole one; the requests past the duration are the whole
+  // plan's, counted once, by the first shard.
+  if (point.shard.count == 0 || point.shard.index == 0) outcome.not_sent += not_due;
   if (point.shard.count > 0)
     outcome.shard = shard_json(point, shard_start, sharded.hash, plan.size(), paths.records);
   if (point.coordination) point.coordination->before_report(point.base_url);

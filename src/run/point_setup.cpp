@@ -50,8 +50,11 @@ Target resolve_target(Spec& c, const std::shared_ptr<const tokenizer::Tokenizer>
                  c.base_url.c_str(), served.c_str(), c.sim_description.c_str());
   } else if (c.model.empty()) {
     std::printf("Model not specified, fetching first model from server...\n");
-    ServerModel m = first_server_model(c.base_url, c.headers, c.api_key, c.insecure,
-                                       std::max(10.0, c.ready_check_timeout_s));
+    client::Endpoint lookup;
+    lookup.ca_file = c.ca_file;
+    ServerModel m =
+        first_server_model(c.base_url, c.headers, c.api_key, c.insecure,
+                           client::ca_file_for(lookup), std::max(10.0, c.ready_check_timeout_s));
     std::printf("First model name: %s, first model id: %s\n", m.id.c_str(), m.root.c_str());
     t.model_id = m.root;
     if (served.empty()) served = m.id;
@@ -65,6 +68,7 @@ Target resolve_target(Spec& c, const std::shared_ptr<const tokenizer::Tokenizer>
   t.endpoint.api_key = c.api_key;
   t.endpoint.timeout_s = c.request_timeout_s;
   t.endpoint.insecure = c.insecure;
+  t.endpoint.ca_file = c.ca_file;
   return t;
 }
 

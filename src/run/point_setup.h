@@ -22,7 +22,8 @@ struct ServerModel {
 // GET {base_url}/v1/models and the first entry, as vLLM does without --model. Throws
 // core::Error (network) naming the URL when the server cannot be reached or lists no model.
 ServerModel first_server_model(const std::string& base_url, const std::vector<std::string>& headers,
-                               const std::string& api_key, bool insecure, double timeout_s);
+                               const std::string& api_key, bool insecure,
+                               const std::string& ca_file, double timeout_s);
 
 struct Target {
   std::unique_ptr<sim::Server> server;  // the embedded simulator, when used

@@ -151,6 +151,7 @@ report::RunInfo run_info(const Spec& c, const Target& target, const std::string&
   health.read_delay_p999_ns = stats.read_delay_p999_ns;
   health.read_delay_max_ns = stats.read_delay_max_ns;
   info.client_health = health;
+  info.not_sent = m.not_sent;
   return info;
 }
 

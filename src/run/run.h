@@ -97,6 +97,7 @@ struct Spec {
   std::vector<std::string> headers;  // "Name: value"
   std::string api_key;               // $OPENAI_API_KEY; never printed
   bool insecure = false;
+  std::string ca_file;  // --ca-cert; "" = $CURL_CA_BUNDLE, $SSL_CERT_FILE, libcurl's
   std::string model, served_model_name;  // "" = ask the server (or the embedded default); model
   std::string tokenizer;                 // as given; "" = model when found locally
 

@@ -29,10 +29,12 @@ std::vector<client::PlannedRequest> plan_at(const std::vector<int64_t>& times,
 }
 
 std::vector<client::PlannedRequest> make_plan(const Spec& c,
-                                              const std::vector<dataset::Prompt>& prompts) {
+                                              const std::vector<dataset::Prompt>& prompts,
+                                              size_t* not_due) {
+  if (not_due != nullptr) *not_due = 0;
   if (c.stage_index >= 0) return stage_plan(c, prompts);  // --stages
   if (c.limits.bounds_plan() && !c.self_timed)
-    return bounded_plan(c, prompts);  // --duration / --profile
+    return bounded_plan(c, prompts, not_due);  // --duration / --profile
   std::vector<int64_t> times;
   if (c.self_timed) {
     std::vector<int64_t> offsets(prompts.size());
@@ -61,7 +63,9 @@ std::vector<client::PlannedRequest> make_plan(const Spec& c,
 // before the run rather than leave the user to guess from the failures.
 
 std::vector<client::PlannedRequest> bounded_plan(const Spec& c,
-                                                 const std::vector<dataset::Prompt>& prompts) {
+                                                 const std::vector<dataset::Prompt>& prompts,
+                                                 size_t* not_due) {
+  if (not_due != nullptr) *not_due = 0;
   if (prompts.empty()) throw core::Error(core::ErrorKind::kInput, "--dataset-name", "no prompts");
   const RunLimits& L = c.limits;
   size_t cap = L.max_requests > 0 ? L.max_requests : prompts.size();
@@ -95,6 +99,12 @@ std::vector<client::PlannedRequest> bounded_plan(const Spec& c,
     throw core::Error(core::ErrorKind::kUsage, "--duration",
                       fmt::format("no request is due within {} s at --request-rate {}",
                                   python_float(L.duration_s), python_float(rate)));
+  // Asked for but due after the duration's end: --num-prompts N at a rate that sends fewer
+  // within --duration (vLLM's arrivals or GuideLLM's rates). Without --num-prompts nothing was
+  // asked for past the duration. An infinite rate plans them all; the client then leaves the
+  // unsent ones (point.cpp counts those).
+  if (not_due != nullptr && L.duration_s > 0 && L.max_requests_given && cap > times.size())
+    *not_due = cap - times.size();
   return plan_at(times, prompts);  // prompts reused in turn
 }
 

@@ -19,15 +19,20 @@ std::vector<client::PlannedRequest> plan_at(const std::vector<int64_t>& times,
                                             const std::vector<dataset::Prompt>& prompts);
 
 // The prompts with their intended send times at this point's rate (the same prompts for every
-// point of a sweep, as vLLM's suite reuses its seed).
+// point of a sweep, as vLLM's suite reuses its seed). `not_due` (when given) gets the number of
+// requests asked for that --duration ends before they are due (bounded_plan).
 std::vector<client::PlannedRequest> make_plan(const Spec& c,
-                                              const std::vector<dataset::Prompt>& prompts);
+                                              const std::vector<dataset::Prompt>& prompts,
+                                              size_t* not_due = nullptr);
 
 // The plan of a point bounded by --duration or shaped by --profile (not a trace): the arrival
 // times of its strategy within the duration, at most limits.max_requests, prompts reused
-// cyclically when the plan is longer than the dataset.
+// cyclically when the plan is longer than the dataset. `not_due` (when given): how many of the
+// --num-prompts requests asked for fall at or after the duration's end; they are never sent, and
+// the result counts them as not_sent.
 std::vector<client::PlannedRequest> bounded_plan(const Spec& c,
-                                                 const std::vector<dataset::Prompt>& prompts);
+                                                 const std::vector<dataset::Prompt>& prompts,
+                                                 size_t* not_due = nullptr);
 
 // The plan of a stage point: the stage's send times, the prompts in order (reused from the start
 // when the dataset gave fewer).

@@ -60,6 +60,7 @@ std::optional<server_metrics::SamplerOptions> server_metrics_options(
   options.interval_s = c.server_metrics_interval_s;
   options.headers = c.headers;
   options.insecure = c.insecure;
+  options.ca_file = client::ca_file_for(endpoint);
   if (c.server_metrics == "auto") {
     options.targets = c.deployment
                           ? deployment_targets(*c.deployment)

@@ -31,7 +31,8 @@ int abort_when_interrupted(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t
 }  // namespace
 
 ServerModel first_server_model(const std::string& base_url, const std::vector<std::string>& headers,
-                               const std::string& api_key, bool insecure, double timeout_s) {
+                               const std::string& api_key, bool insecure,
+                               const std::string& ca_file, double timeout_s) {
   const std::string url = base_url + "/v1/models";
   std::unique_ptr<CURL, void (*)(CURL*)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) fail(url, "could not create an HTTP handle");
@@ -61,6 +62,7 @@ ServerModel first_server_model(const std::string& base_url, const std::vector<st
   // Stopped by SIGINT/SIGTERM within about a second (libcurl's progress calls).
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &abort_when_interrupted);
   curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  if (!ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, ca_file.c_str());
   CURLcode rc = curl_easy_perform(h);
   core::throw_if_interrupted("asking the server for its model");
   if (rc != CURLE_OK) {

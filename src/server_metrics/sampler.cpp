@@ -57,6 +57,7 @@ void open(Connection& c, const SamplerOptions& options) {
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
   }
+  if (!options.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options.ca_file.c_str());
 }
 
 // One GET, parsed; throws core::Error naming the endpoint (its display form) on any failure.

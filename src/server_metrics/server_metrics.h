@@ -70,6 +70,7 @@ struct SamplerOptions {
   std::vector<SamplerTarget> targets;
   std::vector<std::string> headers;  // "Name: value", sent with every scrape; never logged
   bool insecure = false;             // skip TLS verification
+  std::string ca_file;               // PEM file of the CAs to verify with; "" = libcurl's
   double interval_s = 0.333;         // AIPerf's default
   double timeout_s = 5;              // per scrape
   bool keep_latest = false;          // keep each endpoint's last scrape for latest() (--live)

@@ -21,6 +21,8 @@ client's initial test run) is answered well; every later one gets the fault KIND
   echo-auth     401 with the request's Authorization header in the error message
 
 --host ::1 listens on IPv6 loopback only (a `localhost` that resolves to both families).
+--tls CERT KEY serves HTTPS with that certificate (tls_test.cpp: a private CA). GET /metrics
+answers one Prometheus gauge.
 
 Standard library only. Stops on SIGTERM.
 """
@@ -28,6 +30,7 @@ import argparse
 import json
 import signal
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -169,11 +172,13 @@ def serve_generation(conn, fault, chat, usage, headers):
     raise SystemExit(f"fault_server.py: unknown fault {fault!r}")
 
 
-def handle(conn, fault):
+def handle(conn, fault, tls):
     global generation_requests
     buf = b""
     try:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls is not None:
+            conn = tls.wrap_socket(conn, server_side=True)  # the handshake, in this thread
         while True:
             request = read_request(conn, buf)
             if request is None:
@@ -182,6 +187,10 @@ def handle(conn, fault):
             if method == "GET" and path == "/v1/models":
                 reply(conn, 200, json.dumps({"object": "list", "data": [
                     {"id": "m", "object": "model", "root": "m", "max_model_len": 4096}]}).encode())
+                continue
+            if method == "GET" and path == "/metrics":
+                reply(conn, 200, b"# TYPE vllm:num_requests_running gauge\n"
+                      b"vllm:num_requests_running 0\n", "text/plain; version=0.0.4")
                 continue
             if method != "POST" or path not in ("/v1/completions", "/v1/chat/completions"):
                 reply(conn, 404, error_body(404, "Not Found"))
@@ -211,7 +220,12 @@ def main():
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--fault", required=True)
     parser.add_argument("--host", default="127.0.0.1", choices=["127.0.0.1", "::1"])
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     args = parser.parse_args()
+    tls = None
+    if args.tls:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(args.tls[0], args.tls[1])
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     family = socket.AF_INET6 if args.host == "::1" else socket.AF_INET
     server = socket.socket(family, socket.SOCK_STREAM)
@@ -220,7 +234,7 @@ def main():
     server.listen(128)
     while True:
         conn, _ = server.accept()
-        threading.Thread(target=handle, args=(conn, args.fault), daemon=True).start()
+        threading.Thread(target=handle, args=(conn, args.fault, tls), daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -148,18 +148,19 @@ int free_ports(int count) {
   return free_port();
 }
 
-Background::Background(const std::vector<std::string>& args) {
+Background::Background(const std::vector<std::string>& args, Command command) {
   log_path_ = (fs::temp_directory_path() / ("servebench-bg-" + std::to_string(getpid()) + "-" +
                                             std::to_string(free_port()) + ".log"))
                   .string();
   std::vector<char*> argv = argv_of(args);
+  if (command == Command::kProgram) argv.erase(argv.begin());  // args[0] is the program
   pid_ = fork();
   if (pid_ == 0) {
     int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int null = open("/dev/null", O_WRONLY);
     dup2(null, STDOUT_FILENO);
     dup2(log, STDERR_FILENO);
-    execv(argv[0], argv.data());
+    execvp(argv[0], argv.data());
     _exit(127);
   }
 }

@@ -56,9 +56,12 @@ int free_port();
 int free_ports(int count);
 
 // A `servebench sim` (or other) process in the background; stopped with SIGTERM when destroyed.
+// `args` follow the servebench binary, or with kProgram they are a whole command (args[0] found
+// on $PATH, e.g. python3).
 class Background {
  public:
-  explicit Background(const std::vector<std::string>& args);
+  enum class Command { kServebench, kProgram };
+  explicit Background(const std::vector<std::string>& args, Command command = Command::kServebench);
   ~Background();
   // Waits until 127.0.0.1:port accepts connections; false after timeout_s.
   bool wait_for_port(int port, double timeout_s);

@@ -558,7 +558,8 @@ TEST(RunCli, AcceptsUnderscoresAndEqualsLikeVllm) {
 }
 
 // Values argparse takes that servebench used to refuse: a flag given twice (the last wins), an
-// empty --request-id-prefix (the ids are the bare indexes), a negative --num-warmups (none).
+// empty --request-id-prefix (the ids are the bare indexes). (A negative --num-warmups, which
+// vLLM runs as none, is refused: endpoint_flags_test.cpp.)
 // --logprobs reaches the server: the simulator refuses more than vLLM's default maximum (20)
 // with vLLM's message, which each failed request shows; 20 runs.
 TEST(RunCli, LogprobsReachTheServer) {
@@ -671,8 +672,6 @@ TEST(RunCli, TakesWhatVllmsArgparseTakes) {
                    "--disable-tqdm",
                    "--request-id-prefix",
                    "",
-                   "--num-warmups",
-                   "-1",
                    "--save-result",
                    "--result-dir",
                    dir.path(),
