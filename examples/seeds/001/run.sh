@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Seed 001 with one command: vLLM's console block for 200 requests (1000 in, 100 out) against
+# one server under MPS, then two servers on one GPU benchmarked at once (MPS; 64 + 64 SMs;
+# 96 + 4 SMs), each simulated in-process (suite.yaml). Prints the blocks under the seed's
+# headings. ./run.sh --quick runs suite-quick.yaml (50 prompts per test).
+SEED=001
+source "$(dirname "$0")/../common.sh"
+suite=examples/seeds/001/suite.yaml
+[ "$quick" = 1 ] && suite=examples/seeds/001/suite-quick.yaml
+seed_banner "50 prompts per test instead of 200 (suite-quick.yaml)"
+
+status=0
+"$sb" suite "$suite" --output-dir "$out" > "$out.log" 2>&1 || status=$?
+# The seed's layout: its headings, then each server's vLLM block in a code fence (servebench's
+# extras and server-metrics blocks, the combined block and the progress bars stay in the log).
+awk '
+  /^Running test case / { if (fence) print "```"; fence = 0 }
+  /^Running test case mps100_single_server / { print "MPS 100:\n\nSingle Server:" }
+  /^Running test case mps100_two_servers /   { print "\nTwo Servers:" }
+  /^Running test case gtx_64_sms /           { print "\nGTX\n\n* 64 SMs (0-3, 4-7)" }
+  /^Running test case gtx_100_sms_96_4 /     { print "\n* 100 SMs (96 + 4 remaining)" }
+  /^WARNING: the simulator fell behind/      { warnings = warnings $0 "\n" }
+  /^=+ Serving Benchmark Result =+$/         { if (fence) print ""; else print "```"
+                                               fence = 1; inblock = 1 }
+  inblock                                    { print }
+  inblock && /^=+$/                          { inblock = 0 }
+  END                                        { if (fence) print "```"; printf "%s", warnings }
+' "$out.log" > "$out/blocks.md"
+cat "$out/blocks.md"
+echo
+grep -A5 '^| target ' "$out.log" | sed 's/^/combined: /' || true
+echo
+echo "Written: $out/blocks.md; the suite's console: $out.log"
+exit $status
