@@ -54,3 +54,12 @@ seed_banner() {
   echo "Results: $out"
   echo "================================================================"
 }
+
+# One line on how the suite went (from its suite_status.jsonl), naming its console log.
+seed_suite_status() {
+  local status_file="$out/suite_status.jsonl" ok failed
+  ok=$(grep -c '"status":"ok"' "$status_file" || true)
+  failed=$(grep -vc '"status":"ok"' "$status_file" || true)
+  echo "Suite: $ok tests ok, $failed not ok; its whole console (every block): $out.log"
+  grep -v '"status":"ok"' "$status_file" || true
+}

@@ -1,6 +1,7 @@
 // `servebench suite` carried out (kinds.h): each test's spec run in order, in this process, then
 // the suite's summary. vLLM's run-performance-benchmarks.sh runs its serving, latency and
 // throughput tests one after another and summarizes them; so does this, resumable.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "report/tables.h"
 #include "run/kinds.h"
 #include "run/names.h"
+#include "run/sweep.h"
 
 namespace servebench::run {
 namespace {
@@ -29,7 +31,9 @@ int run_test(const SuiteTest& t) {
           } else if constexpr (std::is_same_v<Kind, ThroughputSpec>) {
             return execute_throughput(spec);
           } else {
-            return execute(spec);
+            Spec quiet = spec;  // the suite said the "no --temperature" warning once
+            quiet.warn_no_temperature = false;
+            return execute(quiet);
           }
         },
         t.spec);
@@ -61,6 +65,45 @@ bool complete_result(const std::string& path) {
   return !(client && client->is_object() && client->value("interrupted", false));
 }
 
+// The result files a test wrote: `<name>.json`, or, when it benchmarked several targets at once
+// (a deployment with several frontends, `--base-url A,B`), one per target: `<name>-target1.json`,
+// `<name>-target2.json`, … (targets.cpp names them so).
+std::vector<std::string> result_files(const std::string& path) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) return {path};
+  std::vector<std::string> files;
+  const fs::path p(path);
+  for (int i = 1;; ++i) {
+    const fs::path target =
+        p.parent_path() / (p.stem().string() + "-target" + std::to_string(i) + ".json");
+    if (!fs::exists(target, ec)) break;
+    files.push_back(target.string());
+  }
+  return files;
+}
+
+// Every result file of the test is complete (and there is at least one).
+bool complete_results(const std::string& path) {
+  const std::vector<std::string> files = result_files(path);
+  return !files.empty() && std::all_of(files.begin(), files.end(), complete_result);
+}
+
+// The "no --temperature" warning once for the suite, naming how many serving tests give none,
+// instead of once per test.
+void warn_no_temperature_once(const std::vector<SuiteTest>& tests) {
+  size_t without = 0;
+  std::string first;
+  for (const SuiteTest& t : tests) {
+    const Spec* spec = std::get_if<Spec>(&t.spec);
+    if (spec == nullptr || spec->temperature_given) continue;
+    if (without++ == 0) first = t.name;
+  }
+  if (without == 0) return;
+  const std::string what = "no temperature given in " + std::to_string(without) + " of " +
+                           std::to_string(tests.size()) + " tests (the first: " + first + ")";
+  std::printf("%s\n", no_temperature_warning(what).c_str());
+}
+
 struct Status {
   std::string name, state;  // ok, skipped (already done), failed, interrupted, not run
   int exit_code = 0;
@@ -75,7 +118,9 @@ void write_summary(const SuiteSpec& suite, const std::vector<Status>& statuses) 
   for (size_t i = 0; i < tests.size(); ++i) {
     const Status& s = statuses[i];
     const std::string& path = tests[i].result_path;
-    if (s.state == "ok" || s.state == "skipped") runs.push_back(report::load_run(path));
+    if (s.state == "ok" || s.state == "skipped") {
+      for (const std::string& file : result_files(path)) runs.push_back(report::load_run(file));
+    }
     if (s.state == "failed") {
       failures += "- " + s.name + ": exit code " + std::to_string(s.exit_code) + "\n";
     }
@@ -106,11 +151,12 @@ int execute_suite(const SuiteSpec& suite) {
   }
   std::vector<Status> statuses;
   for (const auto& t : tests) statuses.push_back({t.name, "not run", 0});
+  warn_no_temperature_once(tests);
   int result = 0;
   for (size_t i = 0; i < tests.size(); ++i) {
     const SuiteTest& t = tests[i];
     Status& s = statuses[i];
-    if (suite.resume && complete_result(t.result_path)) {
+    if (suite.resume && complete_results(t.result_path)) {
       std::fprintf(stderr, "servebench: suite: [%zu/%zu] %s: result exists, skipped (--resume)\n",
                    i + 1, tests.size(), t.name.c_str());
       s.state = "skipped";
@@ -124,14 +170,14 @@ int execute_suite(const SuiteSpec& suite) {
     if (s.exit_code == 130) {
       // Ctrl-C: the interrupted test is not part of the suite; --resume starts again there.
       std::error_code rm;
-      fs::remove(t.result_path, rm);
+      for (const std::string& file : result_files(t.result_path)) fs::remove(file, rm);
       s.state = "interrupted";
       result = 130;
       std::fprintf(stderr, "servebench: suite: interrupted at %s; --resume continues there\n",
                    t.name.c_str());
       break;
     }
-    if (s.exit_code == 0 && complete_result(t.result_path)) {
+    if (s.exit_code == 0 && complete_results(t.result_path)) {
       s.state = "ok";
     } else {
       s.state = "failed";

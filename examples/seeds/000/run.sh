@@ -10,8 +10,7 @@ seed_banner "30 prompts per test instead of 200 (suite-quick.yaml)"
 
 status=0
 "$sb" suite "$suite" --output-dir "$out" > "$out.log" 2>&1 || status=$?
-# The suite's console (its blocks, its summary) is kept; its last lines are shown.
-tail -n 5 "$out.log"
+seed_suite_status
 pdf="$out/single-node-vs-distributed-ib-and-no-ib-inference-perf.pdf"
 {
   echo "## Cumulative Results"

@@ -14,21 +14,25 @@ status=0
 # The seed's layout: its headings, then each server's vLLM block in a code fence (servebench's
 # extras and server-metrics blocks, the combined block and the progress bars stay in the log).
 awk '
-  /^Running test case / { if (fence) print "```"; fence = 0 }
+  function close_section() { if (fence) print "```"; fence = 0; printf "%s", warnings; warnings = "" }
+  /^Running test case / { close_section() }
   /^Running test case mps100_single_server / { print "MPS 100:\n\nSingle Server:" }
   /^Running test case mps100_two_servers /   { print "\nTwo Servers:" }
   /^Running test case gtx_64_sms /           { print "\nGTX\n\n* 64 SMs (0-3, 4-7)" }
   /^Running test case gtx_100_sms_96_4 /     { print "\n* 100 SMs (96 + 4 remaining)" }
-  /^WARNING: the simulator fell behind/      { warnings = warnings $0 "\n" }
+  /^WARNING: the simulator fell behind/      { if (!($0 in seen)) warnings = warnings $0 "\n"
+                                               seen[$0] = 1 }
   /^=+ Serving Benchmark Result =+$/         { if (fence) print ""; else print "```"
                                                fence = 1; inblock = 1 }
   inblock                                    { print }
   inblock && /^=+$/                          { inblock = 0 }
-  END                                        { if (fence) print "```"; printf "%s", warnings }
+  END                                        { close_section() }
 ' "$out.log" > "$out/blocks.md"
 cat "$out/blocks.md"
 echo
-grep -A5 '^| target ' "$out.log" | sed 's/^/combined: /' || true
+echo "Both servers of a test were benchmarked at once, from one t0; their combined tables:"
+awk '/^Running test case /{name=$4} /^\| target /{print "\n" name; t=1} t&&/^\|/{print; next} {t=0}' "$out.log"
 echo
-echo "Written: $out/blocks.md; the suite's console: $out.log"
+echo "Written: $out/blocks.md"
+seed_suite_status
 exit $status

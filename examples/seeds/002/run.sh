@@ -9,11 +9,13 @@ source "$(dirname "$0")/../common.sh"
 files=(examples/seeds/002/latency-tests.json examples/seeds/002/throughput-tests.json
        examples/seeds/002/serving-tests.json)
 [ "$quick" = 1 ] && files=("${files[@]/002\//002/quick/}")
+prompts=200 throughput_prompts=200
+[ "$quick" = 1 ] && prompts=30 throughput_prompts=50
 seed_banner "latency 1 warmup + 3 iterations instead of 5 + 15, throughput 50 prompts instead of 200, serving 30 prompts per QPS instead of 200 (quick/*.json)"
 
 status=0
 "$sb" suite "${files[@]}" --output-dir "$out" > "$out.log" 2>&1 || status=$?
-tail -n 3 "$out.log"
+seed_suite_status
 
 # One kind's table without the report's own section heading (the description gives it).
 table() { "$sb" report "$@" --format vllm-md | sed -e '/^## /d' -e '/./,$!d'; }
@@ -38,11 +40,11 @@ done
 
 TEXT
   table "${latency[@]}"
-  cat <<'TEXT'
+  cat <<TEXT
 
 ## Throughput tests
 
-- Input length: 200 prompts, 213 tokens on average (ShareGPT's mean; random lengths here, no ShareGPT file).
+- Input length: $throughput_prompts prompts, 213 tokens on average (ShareGPT's mean; random lengths here, no ShareGPT file).
 - Output length: 214 tokens on average.
 - Batch size: dynamically determined by the server to achieve maximum throughput.
 - Models: llama-3 70B (simulated, as above).
@@ -50,11 +52,11 @@ TEXT
 
 TEXT
   table "${throughput[@]}"
-  cat <<'TEXT'
+  cat <<TEXT
 
 ## Serving tests
 
-- Input length: 200 prompts, 213 tokens on average (fixed random seed).
+- Input length: $prompts prompts per test, 213 tokens on average (fixed random seed).
 - Output length: 214 tokens on average.
 - Batch size: dynamically determined by the server and the arrival pattern of the requests.
 - **Average QPS (query per second)**: 1, 4, 16 and inf. QPS = inf means all requests come at once. For other QPS values, the arrival time of each query is determined using a random Poisson process (with fixed random seed).
