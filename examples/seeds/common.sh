@@ -1,8 +1,9 @@
 # Shared by examples/seeds/NNN/run.sh (sourced, not run): argument parsing, the servebench
 # binary, and the quick-variant banner. Each run.sh sets SEED before sourcing this file.
 #
-#   run.sh [--quick] [--out DIR]
+#   run.sh [--quick] [--out DIR] [--resume]
 #     --quick    the quick variant (its suite files say what they shrink)
+#     --resume   keep the tests already complete in DIR (servebench suite --resume), run the rest
 #     --out DIR  where results go (default: seed-NNN-results or seed-NNN-quick-results, in the
 #                directory run.sh was started from)
 #   SERVEBENCH=/path/to/servebench  the binary (default: build/servebench, else `servebench`)
@@ -13,13 +14,15 @@ seed_start_dir=$(pwd)
 seed_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 quick=0
 out=""
+resume=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
+    --resume) resume=(--resume) ;;
     --out) out="${2:?--out needs a directory}"; shift ;;
     --out=*) out="${1#--out=}" ;;
-    -h|--help) sed -n '4,9p' "$seed_repo/examples/seeds/common.sh"; exit 0 ;;
-    *) echo "run.sh: unknown argument '$1' (expected --quick, --out DIR)" >&2; exit 2 ;;
+    -h|--help) sed -n '4,10p' "$seed_repo/examples/seeds/common.sh"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (expected --quick, --out DIR, --resume)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -62,4 +65,14 @@ seed_suite_status() {
   failed=$(grep -vc '"status":"ok"' "$status_file" || true)
   echo "Suite: $ok tests ok, $failed not ok; its whole console (every block): $out.log"
   grep -v '"status":"ok"' "$status_file" || true
+}
+
+# Prints the banner ($1: what the quick variant shrinks), then runs the suite files given after
+# it into $out, its whole console into $out.log; `status` is its exit code.
+seed_run_suite() {
+  seed_banner "$1"
+  shift
+  status=0
+  if [ ${#resume[@]} -eq 0 ]; then : > "$out.log"; fi  # --resume adds to the earlier log
+  "$sb" suite "$@" --output-dir "$out" "${resume[@]}" >> "$out.log" 2>&1 || status=$?
 }

@@ -6,10 +6,7 @@ SEED=000
 source "$(dirname "$0")/../common.sh"
 suite=examples/seeds/000/suite.yaml
 [ "$quick" = 1 ] && suite=examples/seeds/000/suite-quick.yaml
-seed_banner "30 prompts per test instead of 200 (suite-quick.yaml)"
-
-status=0
-"$sb" suite "$suite" --output-dir "$out" > "$out.log" 2>&1 || status=$?
+seed_run_suite "30 prompts per test instead of 200 (suite-quick.yaml)" "$suite"
 seed_suite_status
 pdf="$out/single-node-vs-distributed-ib-and-no-ib-inference-perf.pdf"
 {

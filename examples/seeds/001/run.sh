@@ -7,10 +7,7 @@ SEED=001
 source "$(dirname "$0")/../common.sh"
 suite=examples/seeds/001/suite.yaml
 [ "$quick" = 1 ] && suite=examples/seeds/001/suite-quick.yaml
-seed_banner "50 prompts per test instead of 200 (suite-quick.yaml)"
-
-status=0
-"$sb" suite "$suite" --output-dir "$out" > "$out.log" 2>&1 || status=$?
+seed_run_suite "50 prompts per test instead of 200 (suite-quick.yaml)" "$suite"
 # The seed's layout: its headings, then each server's vLLM block in a code fence (servebench's
 # extras and server-metrics blocks, the combined block and the progress bars stay in the log).
 awk '

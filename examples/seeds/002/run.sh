@@ -11,10 +11,7 @@ files=(examples/seeds/002/latency-tests.json examples/seeds/002/throughput-tests
 [ "$quick" = 1 ] && files=("${files[@]/002\//002/quick/}")
 prompts=200 throughput_prompts=200
 [ "$quick" = 1 ] && prompts=30 throughput_prompts=50
-seed_banner "latency 1 warmup + 3 iterations instead of 5 + 15, throughput 50 prompts instead of 200, serving 30 prompts per QPS instead of 200 (quick/*.json)"
-
-status=0
-"$sb" suite "${files[@]}" --output-dir "$out" > "$out.log" 2>&1 || status=$?
+seed_run_suite "latency 1 warmup + 3 iterations instead of 5 + 15, throughput 50 prompts instead of 200, serving 30 prompts per QPS instead of 200 (quick/*.json)" "${files[@]}"
 seed_suite_status
 
 # One kind's table without the report's own section heading (the description gives it).
