@@ -61,10 +61,10 @@ seed_banner() {
 # One line on how the suite went (from its suite_status.jsonl), naming its console log.
 seed_suite_status() {
   local status_file="$out/suite_status.jsonl" ok failed
-  ok=$(grep -c '"status":"ok"' "$status_file" || true)
-  failed=$(grep -vc '"status":"ok"' "$status_file" || true)
+  ok=$(grep -cE '"status":"(ok|skipped)"' "$status_file" || true)
+  failed=$(grep -vcE '"status":"(ok|skipped)"' "$status_file" || true)
   echo "Suite: $ok tests ok, $failed not ok; its whole console (every block): $out.log"
-  grep -v '"status":"ok"' "$status_file" || true
+  grep -vE '"status":"(ok|skipped)"' "$status_file" || true
 }
 
 # Prints the banner ($1: what the quick variant shrinks), then runs the suite files given after
