@@ -65,6 +65,9 @@ seed_suite_status() {
   failed=$(grep -vcE '"status":"(ok|skipped)"' "$status_file" || true)
   echo "Suite: $ok tests ok, $failed not ok; its whole console (every block): $out.log"
   grep -vE '"status":"(ok|skipped)"' "$status_file" || true
+  # The suite's warnings (no temperature; the simulator late on its schedule), each test's once.
+  awk '/^Running test case /{name=$4} /^WARNING: /{if (!seen[name $0]++) print (name ? name ": " : "") $0}' \
+    "$out.log"
 }
 
 # Prints the banner ($1: what the quick variant shrinks), then runs the suite files given after
