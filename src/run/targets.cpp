@@ -222,6 +222,7 @@ Spec target_config(const Spec& c, size_t index) {
   if (!c.target_models.empty()) t.model = c.target_models.at(index);
   reseed(t, c.seed + index);
   t.label = (c.label.empty() ? c.backend : c.label) + "-target" + std::to_string(index + 1);
+  if (index > 0) t.warn_no_temperature = false;  // the first target says it for the run
   t.result_filename = with_target_suffix(c.result_filename, index);
   // A suite's test name (--metadata test_name=…) names each target's row apart, as its file.
   for (auto& [key, value] : t.metadata) {
