@@ -43,14 +43,25 @@ Expanded dry_run(const std::vector<std::string>& files) {
   return e;
 }
 
-// Every command names its deployment, and that file is shipped.
+// The value after `flag ` in a printed command ("" when the flag is not there).
+std::string value_of(const std::string& command, const std::string& flag) {
+  const size_t at = command.find(flag + " ");
+  if (at == std::string::npos) return "";
+  const size_t start = at + flag.size() + 1;
+  return command.substr(start, command.find(' ', start) - start);
+}
+
+// Every command names its deployment, and that file is shipped; so is a dataset file it names.
 void expect_deployments_exist(const Expanded& e) {
+  const fs::path root(SERVEBENCH_SOURCE_DIR);
   for (const std::string& command : e.commands) {
-    const size_t at = command.find("--sim-deployment ");
-    ASSERT_NE(at, std::string::npos) << command;
-    const size_t start = at + 17;
-    const std::string file = command.substr(start, command.find(' ', start) - start);
-    EXPECT_TRUE(fs::exists(fs::path(SERVEBENCH_SOURCE_DIR) / file)) << file;
+    const std::string deployment = value_of(command, "--sim-deployment");
+    ASSERT_FALSE(deployment.empty()) << command;
+    EXPECT_TRUE(fs::exists(root / deployment)) << deployment;
+    const std::string dataset = value_of(command, "--dataset-path");
+    if (!dataset.empty()) {
+      EXPECT_TRUE(fs::exists(root / dataset)) << dataset;
+    }
   }
 }
 
@@ -70,6 +81,10 @@ TEST(SeedExamples, Seed000ExpandsToTheSeedsTwelveTests) {
   const Expanded full = dry_run({"examples/seeds/000/suite.yaml"});
   EXPECT_EQ(full.names, expected);
   expect_all_have(full, "--num-prompts 200 ");
+  // ShareGPT's lengths (docs/calibration.md), each row's output length as max_tokens.
+  expect_all_have(full,
+                  "--dataset-name custom --dataset-path "
+                  "examples/seeds/000/sharegpt-lengths.jsonl --custom-output-len -1 ");
   expect_deployments_exist(full);
   EXPECT_NE(full.commands[8].find("'gpu_type=Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2'"),
             std::string::npos)
