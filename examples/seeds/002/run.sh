@@ -53,8 +53,8 @@ TEXT
 
 ## Serving tests
 
-- Input length: $prompts prompts per test, 213 tokens on average (fixed random seed).
-- Output length: 214 tokens on average.
+- Input length: $prompts prompts per test, 213 tokens each (fixed random seed), ShareGPT's lengths as examples/seeds/000/sharegpt-lengths.jsonl stands in for them.
+- Output length: each prompt's own (exponential, mean 230, at most 800; no ShareGPT file here).
 - Batch size: dynamically determined by the server and the arrival pattern of the requests.
 - **Average QPS (query per second)**: 1, 4, 16 and inf. QPS = inf means all requests come at once. For other QPS values, the arrival time of each query is determined using a random Poisson process (with fixed random seed).
 - Models: llama-3 70B (simulated, as above).
