@@ -251,4 +251,27 @@ std::string server_metrics_console_block(const nlohmann::json& server_metrics) {
   return out;
 }
 
+std::string sim_lag_warning(const nlohmann::json& server_metrics) {
+  if (!server_metrics.is_object() || !server_metrics.contains("headline")) return "";
+  const nlohmann::json& h = server_metrics["headline"];
+  const auto number = [&h](const char* key) {
+    return h.is_object() && h.contains(key) && h[key].is_number() ? h[key].get<double>()
+                                                                  : std::nan("");
+  };
+  const double max = number("sim_emission_lag_max_ms_max");
+  // The p99 is interpolated inside a histogram bucket, so it can read above the largest lag
+  // itself (a gauge since the simulator started, so never below this run's largest).
+  const double p99 = std::isnan(max) ? number("sim_emission_lag_ms_p99")
+                                     : std::fmin(number("sim_emission_lag_ms_p99"), max);
+  if (!(p99 > kSimLagP99WarnMs) && !(max > kSimLagMaxWarnMs)) return "";
+  std::string figures;
+  if (!std::isnan(p99)) figures += fmt::format("p99 {:.1f} ms", p99);
+  if (!std::isnan(max)) figures += fmt::format("{}max {:.1f} ms", figures.empty() ? "" : ", ", max);
+  return fmt::format(
+      "WARNING: the simulator fell behind its own schedule (emission lag {}; warns above p99 "
+      "{:g} ms or max {:g} ms): the machine is too busy for this load, and TTFT/ITL include "
+      "that lag.",
+      figures, kSimLagP99WarnMs, kSimLagMaxWarnMs);
+}
+
 }  // namespace servebench::report

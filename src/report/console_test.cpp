@@ -9,6 +9,7 @@
 
 #include "report/report.h"
 #include "report/test_support.h"
+#include "server_metrics/server_metrics.h"
 
 namespace servebench::report {
 namespace {
@@ -358,6 +359,43 @@ TEST(ServerMetricsConsoleBlock, KnownMetricsOnePerLineSeriesNamedWhenSeveral) {
             "Generation tokens, increase:             12800 (1254.13/s)\n"
             "Server TTFT (ms), mean/p50/p99:          50 / 47.50 / n/a\n"
             "==================================================\n");
+}
+
+// The simulator falling behind its schedule is one console line, not only a figure in the
+// server-metrics block (issue 17: a run showed `Sim emission lag max 176 ms` and nothing else).
+TEST(SimLagWarning, SaidWhenTheP99OrTheMaxPassesItsThreshold) {
+  const auto headline = [](const char* json) {
+    return nlohmann::json{{"headline", nlohmann::json::parse(json)}};
+  };
+  const std::string late = sim_lag_warning(
+      headline(R"({"sim_emission_lag_ms_p99": 2.5, "sim_emission_lag_max_ms_max": 176})"));
+  EXPECT_EQ(late,
+            "WARNING: the simulator fell behind its own schedule (emission lag p99 2.5 ms, max "
+            "176.0 ms; warns above p99 10 ms or max 50 ms): the machine is too busy for this "
+            "load, and TTFT/ITL include that lag.");
+  EXPECT_NE(sim_lag_warning(headline(R"({"sim_emission_lag_ms_p99": 12})")).find("p99 12.0 ms"),
+            std::string::npos);
+  // A p99 interpolated above the largest lag is shown as the largest.
+  EXPECT_NE(
+      sim_lag_warning(
+          headline(R"({"sim_emission_lag_ms_p99": 45.6, "sim_emission_lag_max_ms_max": 41.2})"))
+          .find("p99 41.2 ms, max 41.2 ms"),
+      std::string::npos);
+  // Within both, or a server that is no servebench simulator: nothing.
+  EXPECT_EQ(sim_lag_warning(
+                headline(R"({"sim_emission_lag_ms_p99": 9.9, "sim_emission_lag_max_ms_max": 50})")),
+            "");
+  EXPECT_EQ(sim_lag_warning(headline(R"({"running_requests_max": 4})")), "");
+  EXPECT_EQ(sim_lag_warning(nlohmann::json()), "");
+}
+
+// The lag histogram is a known metric: its mean/p50/p99 are in the block and the headline.
+TEST(SimLagWarning, TheLagHistogramIsAKnownMetric) {
+  const auto& known = server_metrics::known_metrics();
+  EXPECT_TRUE(std::any_of(known.begin(), known.end(), [](const server_metrics::KnownMetric& k) {
+    return std::string(k.key) == "sim_emission_lag_ms" && !k.names.empty() &&
+           std::string(k.names[0]) == "servebench_sim:emission_lag_seconds";
+  }));
 }
 
 }  // namespace

@@ -96,6 +96,15 @@ std::string server_metrics_console_block(const nlohmann::json& server_metrics);
 // console order. "" for a result without repeats.
 std::string repeats_console_block(const nlohmann::json& result);
 
+// The simulator's lateness a run may not pass silently: the lag of its tokens (sent − due) adds
+// to every TTFT and ITL measured. Above these, one console line says so.
+inline constexpr double kSimLagP99WarnMs = 10;  // 1 % of tokens later than a seed-001 ITL
+inline constexpr double kSimLagMaxWarnMs = 50;  // one stall as long as a whole TTFT
+// The warning line (no newline) when the summary's headline (`server_metrics`, as in the result
+// JSON) shows the simulator's emission lag with a p99 above kSimLagP99WarnMs or a max above
+// kSimLagMaxWarnMs; "" when within both or when the server is no servebench simulator.
+std::string sim_lag_warning(const nlohmann::json& server_metrics);
+
 // vLLM's result JSON (same keys, same meanings). With `detailed`, adds the per-request arrays
 // (input_lens, output_lens, ttfts, itls, generated_texts, errors, start_times).
 // Keys vLLM always writes stay (including its "latencies" and "queue_times" arrays); records are

@@ -190,8 +190,11 @@ nlohmann::json report_point(const Spec& c, const Target& target, const std::stri
   const report::RunInfo info = run_info(c, target, date, m);
   std::fputs(report::vllm_console_block(summary, info).c_str(), stdout);
   std::fputs(report::extras_console_block(summary, info).c_str(), stdout);
-  if (!m.server_metrics.is_null())
+  if (!m.server_metrics.is_null()) {
     std::fputs(report::server_metrics_console_block(m.server_metrics).c_str(), stdout);
+    const std::string lag = report::sim_lag_warning(m.server_metrics);
+    if (!lag.empty()) std::printf("%s\n", lag.c_str());
+  }
   std::fflush(stdout);
   return point_result_json(c, summary, info, measured, m, trimmed, paths);
 }

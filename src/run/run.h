@@ -129,6 +129,8 @@ struct Spec {
 
   // --- request bodies
   bool ignore_eos = false, temperature_given = false;
+  // The "no --temperature" warning; a suite says it once for all its tests instead.
+  bool warn_no_temperature = true;
   std::string extra_body_json;  // sampling values merged under --extra-body; "" = none
   std::string request_id_prefix;
 

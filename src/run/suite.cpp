@@ -1,6 +1,7 @@
 // `servebench suite` carried out (kinds.h): each test's spec run in order, in this process, then
 // the suite's summary. vLLM's run-performance-benchmarks.sh runs its serving, latency and
 // throughput tests one after another and summarizes them; so does this, resumable.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "run/kinds.h"
 #include "run/names.h"
 #include "run/output_files.h"
+#include "run/sweep.h"
 
 namespace servebench::run {
 namespace {
@@ -31,7 +33,9 @@ int run_test(const SuiteTest& t) {
           } else if constexpr (std::is_same_v<Kind, ThroughputSpec>) {
             return execute_throughput(spec);
           } else {
-            return execute(spec);
+            Spec quiet = spec;  // the suite said the "no --temperature" warning once
+            quiet.warn_no_temperature = false;
+            return execute(quiet);
           }
         },
         t.spec);
@@ -87,6 +91,46 @@ bool complete_result(const std::string& path) {
   return !(client && client->is_object() && client->value("interrupted", false));
 }
 
+// The result files a test wrote: `<name>.json` (a directory of them for a test that saves
+// several, see kDoneMarker), or, when it benchmarked several targets at once
+// (a deployment with several frontends, `--base-url A,B`), one per target: `<name>-target1.json`,
+// `<name>-target2.json`, … (targets.cpp names them so).
+std::vector<std::string> result_files(const std::string& path) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) return {path};
+  std::vector<std::string> files;
+  const fs::path p(path);
+  for (int i = 1;; ++i) {
+    const fs::path target =
+        p.parent_path() / (p.stem().string() + "-target" + std::to_string(i) + ".json");
+    if (!fs::exists(target, ec)) break;
+    files.push_back(target.string());
+  }
+  return files;
+}
+
+// Every result file of the test is complete (and there is at least one).
+bool complete_results(const std::string& path) {
+  const std::vector<std::string> files = result_files(path);
+  return !files.empty() && std::all_of(files.begin(), files.end(), complete_result);
+}
+
+// The "no --temperature" warning once for the suite, naming how many serving tests give none,
+// instead of once per test.
+void warn_no_temperature_once(const std::vector<SuiteTest>& tests) {
+  size_t without = 0;
+  std::string first;
+  for (const SuiteTest& t : tests) {
+    const Spec* spec = std::get_if<Spec>(&t.spec);
+    if (spec == nullptr || spec->temperature_given) continue;
+    if (without++ == 0) first = t.name;
+  }
+  if (without == 0) return;
+  const std::string what = "no temperature given in " + std::to_string(without) + " of " +
+                           std::to_string(tests.size()) + " tests (the first: " + first + ")";
+  std::printf("%s\n", no_temperature_warning(what).c_str());
+}
+
 struct Status {
   std::string name, state;  // ok, skipped (already done), failed, interrupted, not run
   int exit_code = 0;
@@ -102,11 +146,13 @@ void write_summary(const SuiteSpec& suite, const std::vector<Status>& statuses) 
     const Status& s = statuses[i];
     const std::string& path = tests[i].result_path;
     if (s.state == "ok" || s.state == "skipped") {
-      std::error_code ec;
-      if (fs::is_directory(path, ec)) {
-        for (report::RunResult& r : report::load_runs(path)) runs.push_back(std::move(r));
-      } else {
-        runs.push_back(report::load_run(path));
+      for (const std::string& file : result_files(path)) {
+        std::error_code ec;
+        if (fs::is_directory(file, ec)) {
+          for (report::RunResult& r : report::load_runs(file)) runs.push_back(std::move(r));
+        } else {
+          runs.push_back(report::load_run(file));
+        }
       }
     }
     if (s.state == "failed") {
@@ -141,6 +187,7 @@ int execute_suite(const SuiteSpec& suite) {
   hold_output((fs::path(dir) / "summary.json").string(), "--output-dir");
   std::vector<Status> statuses;
   for (const auto& t : tests) statuses.push_back({t.name, "not run", 0});
+  warn_no_temperature_once(tests);
   int result = 0;
   for (size_t i = 0; i < tests.size(); ++i) {
     const SuiteTest& t = tests[i];
@@ -152,7 +199,7 @@ int execute_suite(const SuiteSpec& suite) {
                    t.name.c_str(), core::interrupt_name());
       break;
     }
-    if (suite.resume && complete_result(t.result_path)) {
+    if (suite.resume && complete_results(t.result_path)) {
       std::fprintf(stderr, "servebench: suite: [%zu/%zu] %s: result exists, skipped (--resume)\n",
                    i + 1, tests.size(), t.name.c_str());
       s.state = "skipped";
@@ -174,14 +221,14 @@ int execute_suite(const SuiteSpec& suite) {
       // SIGINT (130) or SIGTERM (143): the interrupted test is not part of the suite; --resume
       // starts again there.
       std::error_code rm;
-      fs::remove_all(t.result_path, rm);
+      for (const std::string& file : result_files(t.result_path)) fs::remove_all(file, rm);
       s.state = "interrupted";
       result = s.exit_code;
       std::fprintf(stderr, "servebench: suite: interrupted at %s (%s); --resume continues there\n",
                    t.name.c_str(), core::interrupt_name());
       break;
     }
-    if (s.exit_code == 0 && complete_result(t.result_path)) {
+    if (s.exit_code == 0 && complete_results(t.result_path)) {
       s.state = "ok";
     } else {
       s.state = "failed";

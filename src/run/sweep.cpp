@@ -54,6 +54,12 @@ std::string sweep_point_name(const Spec& c) {
 
 }  // namespace
 
+std::string no_temperature_warning(const std::string& what) {
+  return "WARNING: " + what +
+         ", so requests carry none and the server's default applies (vLLM's benchmark no "
+         "longer sends temperature=0); add --temperature=0 for greedy decoding.";
+}
+
 int run_sweep(Spec c) {
   // A fresh sweep forgets an earlier stop rule (not the second and later of several targets:
   // they share the flag).
@@ -82,11 +88,8 @@ int run_sweep(Spec c) {
       }));
   if (c.request_rates.empty()) c.request_rates = {c.request_rate};
   if (c.max_concurrencies.empty()) c.max_concurrencies = {c.max_concurrency};
-  if (!c.temperature_given) {
-    std::printf(
-        "WARNING: no --temperature given, so requests carry none and the server's default "
-        "applies (vLLM's benchmark no longer sends temperature=0); add --temperature=0 for "
-        "greedy decoding.\n");
+  if (!c.temperature_given && c.warn_no_temperature) {
+    std::printf("%s\n", no_temperature_warning("no --temperature given").c_str());
   }
   initial_test_run(c, target.endpoint);
   // Which /metrics pages each run scrapes, looked for once (server_metrics_recorder.h).

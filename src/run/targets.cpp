@@ -210,7 +210,12 @@ Spec target_config(const Spec& c, size_t index) {
   if (!c.target_models.empty()) t.model = c.target_models.at(index);
   reseed(t, c.seed + index);
   t.label = (c.label.empty() ? c.backend : c.label) + "-target" + std::to_string(index + 1);
+  if (index > 0) t.warn_no_temperature = false;  // the first target says it for the run
   t.result_filename = with_target_suffix(c.result_filename, index);
+  // A suite's test name (--metadata test_name=…) names each target's row apart, as its file.
+  for (auto& [key, value] : t.metadata) {
+    if (key == "test_name") value += "-target" + std::to_string(index + 1);
+  }
   t.records_path = with_target_suffix(c.records_path, index);
   t.sim.trace_out = with_target_suffix(c.sim.trace_out, index);
   t.disable_tqdm = true;  // one combined bar instead (Coordinator)
@@ -343,8 +348,12 @@ int run_targets(const Spec& c) {
     std::fflush(stdout);
     if (c.save_result) {
       // Not a run: `servebench report` skips *.combined.json when it reads a directory.
-      const std::string name = (c.label.empty() ? c.backend : c.label) + "-" +
-                               core::wall_timestamp_compact() + ".combined.json";
+      // Beside the targets' files: "name.combined.json" for --result-filename name.json.
+      const std::string name =
+          c.result_filename.empty()
+              ? (c.label.empty() ? c.backend : c.label) + "-" + core::wall_timestamp_compact() +
+                    ".combined.json"
+              : std::filesystem::path(c.result_filename).stem().string() + ".combined.json";
       const std::string path =
           c.result_dir.empty() ? name : (std::filesystem::path(c.result_dir) / name).string();
       write_json(path, combined_json(combined, results), "--result-dir");

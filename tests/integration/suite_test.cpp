@@ -52,6 +52,40 @@ const std::vector<std::string> kNames = {"tp8_pp1_qps_01", "tp8_pp1_qps_inf",
                                          "conc_qps_inf_concurrency_1",
                                          "conc_qps_inf_concurrency_2"};
 
+// A test that benchmarks several targets at once (seed 001: a deployment with two frontends;
+// here two embedded simulators) writes one result per target; the suite counts it as passed,
+// names each target's row apart in the summary and keeps the combined figures beside them.
+TEST(Suite, ATestOfSeveralTargetsPassesWithARowPerTarget) {
+  TempDir dir;
+  const std::string out = dir.path() + "/out";
+  const char* suite = R"(tests:
+  - test_name: two
+    client_parameters: {num_prompts: 3, random_input_len: 16, random_output_len: 4,
+                        sim_ttft_ms: 5, sim_itl_ms: 1, sim_instances: 2, temperature: 0,
+                        request_rate: inf, disable_tqdm: true}
+)";
+  const Outcome o = run({"suite", write_suite(dir, suite), "--output-dir", out}, 120);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(count(o.out, "WARNING: no"), 0u) << o.out;
+  for (const char* name : {"two-target1", "two-target2"}) {
+    const json r = json::parse(read_file(out + "/" + name + ".json"));
+    EXPECT_EQ(r["test_name"], name);
+    EXPECT_EQ(r["completed"], 3);
+  }
+  EXPECT_TRUE(fs::exists(out + "/two.combined.json"));
+  const std::string md = read_file(out + "/summary.md");
+  EXPECT_NE(md.find("| two-target1 "), std::string::npos) << md;
+  EXPECT_NE(md.find("| two-target2 "), std::string::npos) << md;
+  EXPECT_EQ(md.find("Failed tests"), std::string::npos) << md;
+  const std::string status = read_file(out + "/suite_status.jsonl");
+  EXPECT_NE(status.find("\"status\":\"ok\""), std::string::npos) << status;
+  // --resume finds the test complete from its targets' files.
+  const Outcome again =
+      run({"suite", write_suite(dir, suite), "--output-dir", out, "--resume"}, 60);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("two: result exists, skipped"), std::string::npos) << again.err;
+}
+
 TEST(Suite, RunsExpandedTestsWritesResultsAndSummary) {
   TempDir dir;
   std::string out = dir.path() + "/out";
@@ -77,6 +111,12 @@ TEST(Suite, RunsExpandedTestsWritesResultsAndSummary) {
   EXPECT_NE(md.find("1xSimGPU"), std::string::npos) << md;
   EXPECT_EQ(md.find("Failed tests"), std::string::npos) << md;
   EXPECT_NE(o.out.find(md), std::string::npos);  // printed as well
+  // No test gives a temperature: the suite says so once, not once per test (issue 17).
+  EXPECT_EQ(count(o.out, "WARNING: no"), 1u) << o.out;
+  EXPECT_NE(o.out.find("WARNING: no temperature given in 4 of 4 tests (the first: "
+                       "tp8_pp1_qps_01), so requests carry none"),
+            std::string::npos)
+      << o.out;
   json summary = json::parse(read_file(out + "/summary.json"));
   ASSERT_TRUE(summary["serving"].is_object()) << summary.dump();
   ASSERT_FALSE(summary["serving"].empty());

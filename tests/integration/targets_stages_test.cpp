@@ -62,6 +62,8 @@ TEST(RunTargets, TwoEmbeddedSimulatorsEachWithItsBlockResultAndTheCombinedFigure
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   // One vLLM block per target, each after its heading, then the combined block.
   EXPECT_EQ(count_of(o.out, "============ Serving Benchmark Result ============\n"), 2u);
+  // No --temperature: said once for the run, not once per target.
+  EXPECT_EQ(count_of(o.out, "WARNING: no --temperature given"), 1u) << o.out;
   const size_t first = o.out.find("\nTarget 1 of 2: http://127.0.0.1:");
   const size_t second = o.out.find("\nTarget 2 of 2: http://127.0.0.1:");
   const size_t combined = o.out.find("Combined Result (2 targets, one t0)");

@@ -21,7 +21,7 @@ std::vector<fs::path> shipped_deployments() {
   std::vector<fs::path> files;
   for (const fs::path& dir : {root / "examples" / "seeds", root / "profiles" / "deployments"}) {
     for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-      // Beside the deployments, an example's suite files (suite.yaml, suite-quick.yaml).
+      // A seed's suite files (suite.yaml, suite-quick.yaml) sit beside its deployments.
       if (entry.is_regular_file() && entry.path().extension() == ".yaml" &&
           !entry.path().filename().string().starts_with("suite")) {
         files.push_back(entry.path());
@@ -37,16 +37,16 @@ TEST(ShippedDeployments, TheSeedExamplesAreAllThere) {
   for (const char* file :
        {"000/tp8_pp1.yaml", "000/tp4_pp2_IB.yaml", "000/tp4_pp2_no_IB.yaml", "001/one-server.yaml",
         "001/two-servers-mps.yaml", "001/sm-64-64.yaml", "001/sm-96-4.yaml",
-        "003/deepseek-v2.5-ib.yaml", "003/deepseek-v2.5-no-ib.yaml", "004/dynamo-3p1d.yaml",
-        "004/dynamo-6p1d.yaml", "004/dynamo-12p1d.yaml", "004/vllm-v0-4xtp4.yaml",
-        "004/vllm-v1-4xtp4.yaml"}) {
+        "002/tp4_pp2_IB_specdecode.yaml", "003/deepseek-v2.5-ib.yaml",
+        "003/deepseek-v2.5-no-ib.yaml", "004/dynamo-3p1d.yaml", "004/dynamo-6p1d.yaml",
+        "004/dynamo-12p1d.yaml", "004/vllm-v0-4xtp4.yaml", "004/vllm-v1-4xtp4.yaml"}) {
     EXPECT_TRUE(fs::exists(seeds / file)) << file;
   }
 }
 
 TEST(ShippedDeployments, EachLoadsAndServesAFewRequestsOnEveryFrontend) {
   const auto files = shipped_deployments();
-  ASSERT_GE(files.size(), 14u);
+  ASSERT_GE(files.size(), 15u);
   for (const fs::path& file : files) {
     SCOPED_TRACE(file.string());
     std::unique_ptr<DeploymentModel> model;
