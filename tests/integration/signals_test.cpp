@@ -254,7 +254,8 @@ TEST(Signals, SigintWhileBuildingManyPromptsWithARealTokenizerStopsThere) {
   // vLLM's decode/re-encode rule over 200000 prompts: minutes of work on this machine.
   spec.args = {"run",    "--tokenizer",         tokenizer, "--dataset-name",
                "random", "--random-token-rule", "vllm",    "--random-input-len",
-               "512",    "--num-prompts",       "200000",  "--disable-tqdm"};
+               "512",    "--num-prompts",       "200000",  "--max-concurrency",
+               "64",     "--disable-tqdm"};
   spec.sigint_after = "started the embedded simulator";
   spec.sigint_delay_s = 1.0;
   spec.timeout_s = 90;
