@@ -168,6 +168,14 @@ json shard_figures(const Input& in, int position, int64_t offset_ns, double dura
   return j;
 }
 
+// An input's servebench.client block ({} when it has none: vLLM's own results).
+json client_state(const json& result) {
+  if (!result.contains("servebench") || !result["servebench"].is_object()) return json::object();
+  const json& ours = result["servebench"];
+  if (!ours.contains("client") || !ours["client"].is_object()) return json::object();
+  return ours["client"];
+}
+
 report::RunInfo run_info(const std::vector<Input>& inputs, const Options& options,
                          const std::vector<std::string>& percentile_metrics,
                          const metrics::Options& mo) {
@@ -195,6 +203,8 @@ report::RunInfo run_info(const std::vector<Input>& inputs, const Options& option
     rate_sum += number_or_inf(in.result, "request_rate", kInf);
     const std::string date = string_or_empty(in.result, "date");
     if (!date.empty() && (info.date.empty() || date < info.date)) info.date = date;
+    // Requests a shard never sent (--duration ended first, SIGINT/SIGTERM): the run's, summed.
+    info.not_sent += client_state(in.result).value("not_sent", size_t{0});
   }
   if (options.runs) {
     // Independent runs side by side: their loads add up.
@@ -286,6 +296,10 @@ Merged merge(std::vector<Input> inputs, const Options& options) {
   out.result = report::vllm_result_json(out.summary, out.info, out.records,
                                         options.detailed.value_or(detailed));
   copy_common_strings(inputs, out.result);
+  bool interrupted = false;
+  for (const Input& in : inputs) interrupted |= client_state(in.result).value("interrupted", false);
+  out.result["servebench"]["client"] = {{"interrupted", interrupted},
+                                        {"not_sent", out.info.not_sent}};
 
   json present = json::array();
   for (const json& s : shards) present.push_back(s["index"]);

@@ -155,6 +155,24 @@ TEST_F(MergeTest, ShardsSplitByModuloMergeToTheWholeRunsFigures) {
   EXPECT_NE(shard_table(block).find("host2"), std::string::npos);
 }
 
+// Requests a shard never sent (shard 0 counts those --duration cut from the whole plan; each
+// counts its own left by SIGINT/SIGTERM) add up, and one interrupted shard makes the run so.
+TEST_F(MergeTest, RequestsNotSentAddUpAndAnInterruptedShardMarksTheRun) {
+  const auto dirs = write_shards(make_run(30), 3);
+  const std::vector<std::pair<size_t, bool>> states = {{7, false}, {0, true}, {2, false}};
+  for (size_t k = 0; k < dirs.size(); ++k) {
+    const fs::path file = fs::path(dirs[k]) / "run.json";
+    json result = json::parse(std::ifstream(file));
+    result["servebench"]["client"] = {{"not_sent", states[k].first},
+                                      {"interrupted", states[k].second}};
+    std::ofstream(file) << result.dump();
+  }
+  Merged m = merge(load_inputs(dirs, false), Options{});
+  EXPECT_EQ(m.info.not_sent, 9u);
+  EXPECT_EQ(m.result["servebench"]["client"]["not_sent"], 9);
+  EXPECT_TRUE(m.result["servebench"]["client"]["interrupted"].get<bool>());
+}
+
 TEST_F(MergeTest, AMissingShardIsAnErrorNamingItUnlessPartial) {
   const auto all = make_run(30);
   auto dirs = write_shards(all, 3);
