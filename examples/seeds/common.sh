@@ -80,3 +80,12 @@ seed_run_suite() {
   if [ ${#resume[@]} -eq 0 ]; then : > "$out.log"; fi  # --resume adds to the earlier log
   "$sb" suite "$@" --output-dir "$out" "${resume[@]}" >> "$out.log" 2>&1 || status=$?
 }
+
+# The usual run: this seed's suite.yaml (suite-quick.yaml with --quick) through seed_run_suite,
+# then seed_suite_status. $1: what the quick variant shrinks.
+seed_run_own_suite() {
+  local suite="examples/seeds/$SEED/suite.yaml"
+  [ "$quick" = 1 ] && suite="examples/seeds/$SEED/suite-quick.yaml"
+  seed_run_suite "$1" "$suite"
+  seed_suite_status
+}

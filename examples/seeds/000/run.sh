@@ -4,10 +4,7 @@
 # its charts PDF. ./run.sh --quick runs suite-quick.yaml (30 prompts per test).
 SEED=000
 source "$(dirname "$0")/../common.sh"
-suite=examples/seeds/000/suite.yaml
-[ "$quick" = 1 ] && suite=examples/seeds/000/suite-quick.yaml
-seed_run_suite "30 prompts per test instead of 200 (suite-quick.yaml)" "$suite"
-seed_suite_status
+seed_run_own_suite "30 prompts per test instead of 200 (suite-quick.yaml)"
 pdf="$out/single-node-vs-distributed-ib-and-no-ib-inference-perf.pdf"
 {
   echo "## Cumulative Results"

@@ -5,38 +5,11 @@
 # their load (guidellm-ib-vs-no-ib.pdf, as the seed's PDF) and each test's run over time from
 # the scraped /metrics and /dcgm/metrics (timeline-<test>.png: running/waiting requests, KV
 # cache, token throughput, GPU utilization, NVLink and InfiniBand bytes), in place of the seed's
-# Grafana boards. Usage: ./run.sh [--quick] [--output-dir DIR]
-# SERVEBENCH names the binary (default: servebench on PATH, else the repo's build/servebench).
-set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-quick=0
-out=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --quick) quick=1 ;;
-    --output-dir) out=$2; shift ;;
-    *) echo "run.sh: unknown argument '$1' (expected --quick, --output-dir DIR)" >&2; exit 2 ;;
-  esac
-  shift
-done
-sb=${SERVEBENCH:-$(command -v servebench || echo "$here/../../../build/servebench")}
-[ -x "$sb" ] || { echo "run.sh: no servebench binary at '$sb' (build it, or set SERVEBENCH)" >&2; exit 2; }
-if [ $quick = 1 ]; then
-  suite=suite-quick.yaml
-  out=${out:-$PWD/seed003-quick-results}
-  echo "Seed 003, QUICK variant: GuideLLM benchmarks of 8 s (not 30) with 32 output tokens (not"
-  echo "128) and at most 64 requests at once (not 512); inference-perf stages QPS 1, 4, 16, 64 of"
-  echo "5 s (not QPS 1 ... 275 of 30 s). The full variant (./run.sh) takes 30-40 minutes."
-else
-  suite=suite.yaml
-  out=${out:-$PWD/seed003-results}
-  echo "Seed 003, full variant: GuideLLM sweeps of 10 x 30 s, inference-perf stages QPS 1 ... 275 of 30 s."
-fi
-case "$out" in /*) ;; *) out=$PWD/$out ;; esac
-cd "$here"
-status=0
-"$sb" suite "$suite" --output-dir "$out" > "$out.log" 2>&1 || status=$?
-echo "Suite: $suite, exit code $status; console output in $out.log, results in $out/"
+# Grafana boards. Usage: ./run.sh [--quick] [--out DIR] [--resume]
+# (common.sh).
+SEED=003
+source "$(dirname "$0")/../common.sh"
+seed_run_own_suite "GuideLLM benchmarks of 8 s (not 30) with 32 output tokens (not 128) and at most 64 requests at once (not 512); inference-perf stages QPS 1, 4, 16, 64 of 5 s (not QPS 1 ... 275 of 30 s); the full variant takes 30-40 minutes"
 echo
 report() { [ -d "$1" ] && "$sb" report "$@" || echo "(no results in $1)"; }
 echo "## Inference Perf"
