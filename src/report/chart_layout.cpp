@@ -1,0 +1,98 @@
+// Chart geometry from text widths (chart_layout.h). PLplot 5.15 cannot measure text before
+// drawing it, so widths are estimated from the cairo drivers' font (checked against the PDF's
+// text boxes with pdftotext -bbox: docs/reports.md).
+#include "report/chart_layout.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/json_text.h"
+
+namespace servebench::report {
+
+namespace {
+
+constexpr double kAdvanceEm = 0.64;  // per character, as wide as a digit
+
+size_t char_count(std::string_view text) {
+  size_t n = 0;
+  for (size_t i = 0; i < text.size(); ++n)
+    i += static_cast<size_t>(std::abs(core::utf8_char_at(text, i)));
+  return n;
+}
+
+}  // namespace
+
+double text_width_mm(std::string_view text, double height_mm) {
+  return static_cast<double>(char_count(text)) * kAdvanceEm * kCairoEmPerHeight * height_mm;
+}
+
+std::string shorten_middle(std::string_view text, size_t max_chars) {
+  const size_t n = char_count(text);
+  if (n <= max_chars) return std::string(text);
+  if (max_chars < 2) return "…";
+  // Keep more of the end: it tells stages and repeated runs apart.
+  const size_t keep_end = (max_chars - 1) * 3 / 5, keep_start = max_chars - 1 - keep_end;
+  auto offset = [&](size_t chars) {
+    size_t i = 0;
+    for (size_t c = 0; c < chars && i < text.size(); ++c)
+      i += static_cast<size_t>(std::abs(core::utf8_char_at(text, i)));
+    return i;
+  };
+  return std::string(text.substr(0, offset(keep_start))) + "…" +
+         std::string(text.substr(offset(n - keep_end)));
+}
+
+ChartLayout chart_layout(const ChartLayoutInput& in) {
+  ChartLayout out;
+  const double w = in.page_width_mm;
+  // Left: the y axis numbers, then the rotated y label beyond them.
+  const double tick_mm = in.y_tick_chars * kAdvanceEm * kCairoEmPerHeight * in.label_height_mm;
+  out.y_label_offset = 0.8 + tick_mm / in.label_height_mm + 0.9;
+  out.plot_x0 = std::max(0.08, (out.y_label_offset + 0.9) * in.label_height_mm / w);
+  out.plot_y0 = 0.12;
+  out.plot_y1 = in.subtitle ? 0.86 : 0.9;
+
+  // Right: the legend, as pllegend draws it at x 1.02 of the plot: its line sample 0.06 of the
+  // plot's width, then the text 1 legend character height on, within a border.
+  const double right = 0.985;
+  const double max_legend = 0.42;  // of the page: the plot keeps the larger part
+  const double fixed_mm = 2.5 * in.legend_height_mm;
+  auto legend_text_mm = [&](const std::vector<std::string>& names) {
+    double m = 0;
+    for (const std::string& n : names) m = std::max(m, text_width_mm(n, in.legend_height_mm));
+    return m;
+  };
+  out.names = in.names;
+  // With the plot's right edge at x1, the legend ends at x1 + 0.08 (x1 - x0) + text: solve.
+  auto plot_right_for = [&](double text_frac) {
+    return (right - text_frac + 0.08 * out.plot_x0) / 1.08;
+  };
+  double text_frac = (fixed_mm + legend_text_mm(out.names)) / w;
+  double x1 = plot_right_for(text_frac);
+  if (right - x1 > max_legend) {
+    // Too long: shorten every name to what fits in the largest legend allowed.
+    x1 = right - max_legend;
+    const double room_mm = (right - x1 - 0.08 * (x1 - out.plot_x0)) * w - fixed_mm;
+    const double per_char = kAdvanceEm * kCairoEmPerHeight * in.legend_height_mm;
+    const size_t max_chars = static_cast<size_t>(std::max(2.0, std::floor(room_mm / per_char)));
+    for (std::string& n : out.names) n = shorten_middle(n, max_chars);
+    text_frac = (fixed_mm + legend_text_mm(out.names)) / w;
+  }
+  out.plot_x1 = in.names.empty() ? right : x1;
+  const double vp = out.plot_x1 - out.plot_x0;
+  out.legend_x0 = out.plot_x1 + 0.02 * vp;
+  out.legend_x1 = in.names.empty() ? out.legend_x0 : out.legend_x0 + 0.06 * vp + text_frac;
+
+  // Top: the title over the plot, moved (and if need be shrunk) to stay on the page.
+  const double title_frac = text_width_mm(in.title, in.title_height_mm) / w;
+  out.title_scale = std::min(1.0, 0.96 / std::max(title_frac, 1e-9));
+  const double width = title_frac * out.title_scale;
+  const double centre =
+      std::clamp((out.plot_x0 + out.plot_x1) / 2, 0.02 + width / 2, 0.98 - width / 2);
+  out.title_x0 = centre - width / 2;
+  out.title_x1 = centre + width / 2;
+  return out;
+}
+
+}  // namespace servebench::report
