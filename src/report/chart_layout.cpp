@@ -23,16 +23,50 @@ size_t char_count(std::string_view text) {
 
 }  // namespace
 
+std::vector<std::string> shorten_names(const std::vector<std::string>& names, size_t max_chars) {
+  // What the names share at the start (up to a space or "/") tells nothing apart: cut that first,
+  // so that "inference-perf-ib stage_3 (64 qps)" keeps "stage_3 (64 qps)" whole.
+  size_t common = names.empty() ? 0 : names.front().size();
+  for (const std::string& n : names) {
+    size_t i = 0;
+    while (i < common && i < n.size() && n[i] == names.front()[i]) ++i;
+    common = i;
+  }
+  if (names.size() < 2) common = 0;
+  while (common > 0 &&
+         std::string_view(" /").find(names.front()[common - 1]) == std::string_view::npos) {
+    --common;
+  }
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    const std::string_view tail = std::string_view(n).substr(common);
+    const size_t tail_chars = char_count(tail);
+    if (char_count(n) <= max_chars) {
+      out.push_back(n);
+    } else if (common > 0 && tail_chars + 2 <= max_chars) {
+      // The shared start shortened, the rest whole.
+      out.push_back(shorten_middle(std::string_view(n).substr(0, common), max_chars - tail_chars) +
+                    std::string(tail));
+    } else {
+      // Still too long: the rest cut in its middle, half its start (the stage) and half its end
+      // (" p99").
+      out.push_back(common > 0 ? "…" + shorten_middle(tail, max_chars - 1, 0.5)
+                               : shorten_middle(n, max_chars));
+    }
+  }
+  return out;
+}
+
 double text_width_mm(std::string_view text, double height_mm) {
   return static_cast<double>(char_count(text)) * kAdvanceEm * kCairoEmPerHeight * height_mm;
 }
 
-std::string shorten_middle(std::string_view text, size_t max_chars) {
+std::string shorten_middle(std::string_view text, size_t max_chars, double end_share) {
   const size_t n = char_count(text);
   if (n <= max_chars) return std::string(text);
   if (max_chars < 2) return "…";
-  // Keep more of the end: it tells stages and repeated runs apart.
-  const size_t keep_end = (max_chars - 1) * 3 / 5, keep_start = max_chars - 1 - keep_end;
+  const size_t keep_end = static_cast<size_t>(static_cast<double>(max_chars - 1) * end_share),
+               keep_start = max_chars - 1 - keep_end;
   auto offset = [&](size_t chars) {
     size_t i = 0;
     for (size_t c = 0; c < chars && i < text.size(); ++c)
@@ -56,7 +90,7 @@ ChartLayout chart_layout(const ChartLayoutInput& in) {
   // Right: the legend, as pllegend draws it at x 1.02 of the plot: its line sample 0.06 of the
   // plot's width, then the text 1 legend character height on, within a border.
   const double right = 0.985;
-  const double max_legend = 0.42;  // of the page: the plot keeps the larger part
+  const double max_legend = 0.36;  // of the page: the plot keeps the larger part
   const double fixed_mm = 2.5 * in.legend_height_mm;
   auto legend_text_mm = [&](const std::vector<std::string>& names) {
     double m = 0;
@@ -76,7 +110,7 @@ ChartLayout chart_layout(const ChartLayoutInput& in) {
     const double room_mm = (right - x1 - 0.08 * (x1 - out.plot_x0)) * w - fixed_mm;
     const double per_char = kAdvanceEm * kCairoEmPerHeight * in.legend_height_mm;
     const size_t max_chars = static_cast<size_t>(std::max(2.0, std::floor(room_mm / per_char)));
-    for (std::string& n : out.names) n = shorten_middle(n, max_chars);
+    out.names = shorten_names(in.names, max_chars);
     text_frac = (fixed_mm + legend_text_mm(out.names)) / w;
   }
   out.plot_x1 = in.names.empty() ? right : x1;

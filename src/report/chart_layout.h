@@ -37,8 +37,13 @@ constexpr double kCairoEmPerHeight = 1.34;
 // generous average advance of DejaVu Sans (digits 0.64 em, lower case about 0.55 em).
 double text_width_mm(std::string_view text, double height_mm);
 // `text` cut in the middle with "…" to at most `max_chars` characters, keeping its start and
-// its end (where runs and stages differ: "… stage_3 (64 qps)").
-std::string shorten_middle(std::string_view text, size_t max_chars);
+// its end, `end_share` of what is kept from the end (where runs and stages differ by default:
+// "openai-4.…261126-112854").
+std::string shorten_middle(std::string_view text, size_t max_chars, double end_share = 0.6);
+
+// Legend entries of at most `max_chars` characters: a start all of them share (up to a
+// space or "/") is shortened first, then each name in its middle (shorten_middle).
+std::vector<std::string> shorten_names(const std::vector<std::string>& names, size_t max_chars);
 
 ChartLayout chart_layout(const ChartLayoutInput& in);
 
