@@ -23,7 +23,10 @@ size_t char_count(std::string_view text) {
 
 }  // namespace
 
-std::vector<std::string> shorten_names(const std::vector<std::string>& names, size_t max_chars) {
+namespace {
+
+std::vector<std::string> shorten_names_at(const std::vector<std::string>& names, size_t max_chars,
+                                          double end_share) {
   // What the names share at the start (up to a space or "/") tells nothing apart: cut that first,
   // so that "inference-perf-ib stage_3 (64 qps)" keeps "stage_3 (64 qps)" whole.
   size_t common = names.empty() ? 0 : names.front().size();
@@ -50,11 +53,30 @@ std::vector<std::string> shorten_names(const std::vector<std::string>& names, si
     } else {
       // Still too long: the rest cut in its middle, half its start (the stage) and half its end
       // (" p99").
-      out.push_back(common > 0 ? "…" + shorten_middle(tail, max_chars - 1, 0.5)
-                               : shorten_middle(n, max_chars));
+      out.push_back(common > 0 ? "…" + shorten_middle(tail, max_chars - 1, end_share)
+                               : shorten_middle(n, max_chars, end_share));
     }
   }
   return out;
+}
+
+size_t distinct(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  return static_cast<size_t>(std::unique(names.begin(), names.end()) - names.begin());
+}
+
+}  // namespace
+
+std::vector<std::string> shorten_names(const std::vector<std::string>& names, size_t max_chars) {
+  // Where the cut goes: wherever the names stay told apart, nearest the middle first.
+  const size_t wanted = distinct(names);
+  std::vector<std::string> first;
+  for (const double end_share : {0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2}) {
+    std::vector<std::string> out = shorten_names_at(names, max_chars, end_share);
+    if (distinct(out) == wanted) return out;
+    if (first.empty()) first = std::move(out);
+  }
+  return first;
 }
 
 double text_width_mm(std::string_view text, double height_mm) {
@@ -85,13 +107,13 @@ ChartLayout chart_layout(const ChartLayoutInput& in) {
   out.y_label_offset = 0.8 + tick_mm / in.label_height_mm + 0.9;
   out.plot_x0 = std::max(0.08, (out.y_label_offset + 0.9) * in.label_height_mm / w);
   out.plot_y0 = 0.12;
-  out.plot_y1 = in.subtitle ? 0.86 : 0.9;
+  out.plot_y1 = in.subtitle.empty() ? 0.9 : 0.86;
 
   // Right: the legend, as pllegend draws it at x 1.02 of the plot: its line sample 0.06 of the
   // plot's width, then the text 1 legend character height on, within a border.
-  const double right = 0.985;
+  const double right = 0.98;
   const double max_legend = 0.36;  // of the page: the plot keeps the larger part
-  const double fixed_mm = 2.5 * in.legend_height_mm;
+  const double fixed_mm = 3.5 * in.legend_height_mm;
   auto legend_text_mm = [&](const std::vector<std::string>& names) {
     double m = 0;
     for (const std::string& n : names) m = std::max(m, text_width_mm(n, in.legend_height_mm));
@@ -126,6 +148,8 @@ ChartLayout chart_layout(const ChartLayoutInput& in) {
       std::clamp((out.plot_x0 + out.plot_x1) / 2, 0.02 + width / 2, 0.98 - width / 2);
   out.title_x0 = centre - width / 2;
   out.title_x1 = centre + width / 2;
+  const double subtitle_frac = text_width_mm(in.subtitle, in.subtitle_height_mm) / w;
+  out.subtitle_scale = std::min(1.0, 0.96 / std::max(subtitle_frac, 1e-9));
   return out;
 }
 

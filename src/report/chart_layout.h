@@ -16,8 +16,9 @@ struct ChartLayoutInput {
   double label_height_mm = 0;   // axis numbers and labels
   double title_height_mm = 0;   // the title at its wanted size
   double legend_height_mm = 0;  // legend text
+  double subtitle_height_mm = 0;
   std::string title;
-  bool subtitle = false;
+  std::string subtitle;  // centred on the page, under the title; empty: none
   int y_tick_chars = 1;  // the widest y axis number, in characters
   std::vector<std::string> names;
 };
@@ -29,6 +30,7 @@ struct ChartLayout {
   double legend_x0 = 0, legend_x1 = 0;  // the legend box's estimated extent
   double title_scale = 1;               // on title_height_mm, so that the title fits the page
   double title_x0 = 0, title_x1 = 0;    // the title's estimated extent
+  double subtitle_scale = 1;            // on subtitle_height_mm, so that it fits the page
   std::vector<std::string> names;       // the legend's entries, long ones shortened to fit
 };
 
@@ -42,7 +44,8 @@ double text_width_mm(std::string_view text, double height_mm);
 std::string shorten_middle(std::string_view text, size_t max_chars, double end_share = 0.6);
 
 // Legend entries of at most `max_chars` characters: a start all of them share (up to a
-// space or "/") is shortened first, then each name in its middle (shorten_middle).
+// space or "/") is shortened first, then each name in its middle (shorten_middle), the cut
+// placed where the names stay told apart.
 std::vector<std::string> shorten_names(const std::vector<std::string>& names, size_t max_chars);
 
 ChartLayout chart_layout(const ChartLayoutInput& in);

@@ -78,6 +78,25 @@ TEST(ChartLayout, TitleWiderThanThePlotStaysOnThePage) {
   EXPECT_NEAR(l.title_x1 - l.title_x0, width / in.page_width_mm, 1e-9);
 }
 
+TEST(ChartLayout, LongSubtitleIsShrunkToThePage) {
+  // A sweep chart alone on its page (1100 pt, 388 mm) naming many deployments.
+  ChartLayoutInput in;
+  in.page_width_mm = 388.0;
+  in.label_height_mm = 6.14;
+  in.title_height_mm = 1.25 * 6.14;
+  in.legend_height_mm = 0.95 * 6.14;
+  in.subtitle_height_mm = 0.8 * 6.14;
+  in.title = "Output throughput against request rate";
+  in.subtitle =
+      "Deployment: inference-perf-ib stage_5 (10 qps), inference-perf-ib stage_1 (2 qps), "
+      "inference-perf-ib stage_2 (4 qps) and 3 more · 60 prompts";
+  in.names = {"m", "r"};
+  const ChartLayout l = chart_layout(in);
+  EXPECT_LT(l.subtitle_scale, 1.0);
+  EXPECT_LE(text_width_mm(in.subtitle, in.subtitle_height_mm * l.subtitle_scale), in.page_width_mm);
+  EXPECT_LE(l.legend_x1, 1.0);
+}
+
 TEST(ChartLayout, YLabelClearsSixDigitTicks) {
   const ChartLayoutInput in = timeline_panel({"run"}, "NVLink sent (DCGM, all GPUs)");
   const ChartLayout l = chart_layout(in);

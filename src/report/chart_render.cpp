@@ -168,7 +168,8 @@ void draw_chart(const ChartData& chart) {
   // pllegend scales the default height, not the current one.
   layout_in.legend_height_mm = 0.95 * text_scale.legend_text * default_mm;
   layout_in.title = chart.title;
-  layout_in.subtitle = !chart.subtitle.empty();
+  layout_in.subtitle = chart.subtitle;
+  layout_in.subtitle_height_mm = 0.8 * label_mm;
   // PLplot writes up to six digits plainly; below 5 it ticks in decimals ("0.5").
   layout_in.y_tick_chars =
       static_cast<int>(std::floor(std::log10(std::max(y_max, 1.0)))) + 1 + (y_max < 5 ? 2 : 0);
@@ -208,7 +209,7 @@ void draw_chart(const ChartData& chart) {
          plplot_text(chart.title).c_str());
   if (!chart.subtitle.empty()) {
     // Centred on the page, not over the plot: it may be longer than the plot is wide.
-    plschr(0, 0.8 * k);
+    plschr(0, 0.8 * k * layout.subtitle_scale);
     plmtex("t", 1.0, (0.5 - layout.plot_x0) / plot_width, 0.5, plplot_text(chart.subtitle).c_str());
   }
   plschr(0, k);
