@@ -36,7 +36,7 @@ struct ChartLayout {
 
 constexpr double kCairoEmPerHeight = 1.34;
 // The width the cairo drivers give `text` (UTF-8) at PLplot character height `height_mm`: a
-// generous average advance of DejaVu Sans (digits 0.64 em, lower case about 0.55 em).
+// DejaVu Sans' advances by character class, rounded up.
 double text_width_mm(std::string_view text, double height_mm);
 // `text` cut in the middle with "…" to at most `max_chars` characters, keeping its start and
 // its end, `end_share` of what is kept from the end (where runs and stages differ by default:
