@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "report/chart_layout.h"
 #include "report/charts.h"
 #include "report/markup.h"
 
@@ -140,37 +141,42 @@ std::string plplot_text(const std::string& s) {
 // smaller than a chart's page, smaller, so that titles, labels and legends keep their room.
 struct TextScale {
   double scale = 1.0;
-  double page_width = 1100;  // the (sub)page's width, in pixels or points
   double legend_text = 1.0;  // legend text against the labels'
-  double legend_room = 1.0;  // PLplot's cairo text runs wider in a subpage than it estimates
 };
 TextScale text_scale;
 
 void draw_chart(const ChartData& chart) {
   const double k = text_scale.scale;
   double y_max = 0;
-  size_t longest_name = 0;
   for (const ChartLine& line : chart.lines) {
     for (const ChartPoint& p : line.points) {
       if (std::isfinite(p.y)) y_max = std::max(y_max, p.y);
     }
-    longest_name = std::max(longest_name, line.name.size());
   }
   y_max = y_max > 0 ? y_max * 1.1 : 1.0;
-  // The y label clears the widest tick number (PLplot writes up to six digits plainly).
-  // Below 5 PLplot ticks in decimals ("0.5"): two characters more.
-  const double y_digits = std::floor(std::log10(std::max(y_max, 1.0))) + 1 + (y_max < 5 ? 2 : 0);
-  const double y_label_offset = 1.6 + 0.8 * y_digits;
-  // Each character of the longest name takes this share of the page's width.
-  const double char_width =
-      0.0125 * k * text_scale.legend_text * text_scale.legend_room * 1100 / text_scale.page_width;
-  // The legend sits right of the plot; the plot gives up what the longest name needs.
-  const double legend_width =
-      std::min(0.45, 0.1 * k + char_width * static_cast<double>(longest_name));
 
   pladv(0);
   plschr(0, k);
-  plvpor(0.1, 0.97 - legend_width, 0.12, chart.subtitle.empty() ? 0.9 : 0.86);
+  // The layout from the text it holds, in PLplot's millimetres (chart_layout.h).
+  double default_mm = 0, label_mm = 0, page_x0 = 0, page_x1 = 0, page_y0 = 0, page_y1 = 0;
+  plgchr(&default_mm, &label_mm);
+  plgspa(&page_x0, &page_x1, &page_y0, &page_y1);
+  ChartLayoutInput layout_in;
+  layout_in.page_width_mm = page_x1 - page_x0;
+  layout_in.label_height_mm = label_mm;
+  layout_in.title_height_mm = 1.25 * label_mm;
+  // pllegend scales the default height, not the current one.
+  layout_in.legend_height_mm = 0.95 * text_scale.legend_text * default_mm;
+  layout_in.title = chart.title;
+  layout_in.subtitle = chart.subtitle;
+  layout_in.subtitle_height_mm = 0.8 * label_mm;
+  // PLplot writes up to six digits plainly; below 5 it ticks in decimals ("0.5").
+  layout_in.y_tick_chars =
+      static_cast<int>(std::floor(std::log10(std::max(y_max, 1.0)))) + 1 + (y_max < 5 ? 2 : 0);
+  for (const ChartLine& line : chart.lines) layout_in.names.push_back(line.name);
+  const ChartLayout layout = chart_layout(layout_in);
+
+  plvpor(layout.plot_x0, layout.plot_x1, layout.plot_y0, layout.plot_y1);
   plwind(chart.x_min, chart.x_max, 0, y_max);
 
   // Grid under everything, in light grey.
@@ -195,14 +201,16 @@ void draw_chart(const ChartData& chart) {
     plbox("bcnst", 0, 0, "bcnstv", 0, 0);
   }
   plmtex("b", 3.0, 0.5, 0.5, plplot_text(chart.x_label).c_str());
-  plmtex("l", y_label_offset, 0.5, 0.5, plplot_text(chart.y_label).c_str());
-  plschr(0, 1.25 * k);
-  plmtex("t", chart.subtitle.empty() ? 1.6 : 2.4, 0.5, 0.5, plplot_text(chart.title).c_str());
+  plmtex("l", layout.y_label_offset, 0.5, 0.5, plplot_text(chart.y_label).c_str());
+  const double plot_width = layout.plot_x1 - layout.plot_x0;
+  plschr(0, 1.25 * k * layout.title_scale);
+  plmtex("t", chart.subtitle.empty() ? 1.6 : 2.4,
+         ((layout.title_x0 + layout.title_x1) / 2 - layout.plot_x0) / plot_width, 0.5,
+         plplot_text(chart.title).c_str());
   if (!chart.subtitle.empty()) {
     // Centred on the page, not over the plot: it may be longer than the plot is wide.
-    plschr(0, 0.8 * k);
-    const double plot_right = 0.97 - legend_width;
-    plmtex("t", 1.0, (0.5 - 0.1) / (plot_right - 0.1), 0.5, plplot_text(chart.subtitle).c_str());
+    plschr(0, 0.8 * k * layout.subtitle_scale);
+    plmtex("t", 1.0, (0.5 - layout.plot_x0) / plot_width, 0.5, plplot_text(chart.subtitle).c_str());
   }
   plschr(0, k);
 
@@ -224,7 +232,7 @@ void draw_chart(const ChartData& chart) {
     const size_t entry = line.color >= 0 ? static_cast<size_t>(line.color) : i;
     colors[i] = kFirstSeries + static_cast<int>(entry % kSeriesColorCount);
     symbols[i] = kMarkers[entry % kMarkerCount];
-    names[i] = plplot_text(line.name);
+    names[i] = plplot_text(layout.names[i]);
     texts[i] = names[i].c_str();
     if (!line.markers) opts[i] = PL_LEGEND_LINE;
     if (line.dashed) styles[i] = 2;
@@ -370,7 +378,7 @@ std::string draw_pages(std::span<const ChartData> charts, ImageFormat format, in
     plsxax(6, 0);
     plsyax(6, 0);
     plinit();
-    if (columns * rows > 1) text_scale = {0.75, static_cast<double>(width) / columns, 0.8, 1.7};
+    if (columns * rows > 1) text_scale = {0.75, 0.8};
     for (const ChartData& chart : charts) draw_chart(chart);
     text_scale = {};
     plend();
