@@ -103,6 +103,32 @@ INSTANTIATE_TEST_SUITE_P(, MidRunSignal, ::testing::Values(SIGINT, SIGTERM),
                            return std::string(name_of(info.param));
                          });
 
+// SIGKILL cannot be caught: no summary and no result, but the records written so far stay, as
+// whole lines (the client writes them in whole-line flushes every 50 ms).
+TEST(Signals, KillNineLeavesTheRecordsWrittenSoFarAsWholeLines) {
+  TempDir dir;
+  RunSpec spec;
+  spec.args = mid_run_args(dir);
+  spec.sigint_after = "Starting main benchmark run...";
+  spec.sigint_delay_s = 1.5;
+  spec.signal = SIGKILL;
+  spec.timeout_s = 60;
+  const Outcome o = run(spec);
+  EXPECT_NE(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(o.out.find("Serving Benchmark Result"), std::string::npos) << o.out;
+  const std::string records = read_file(dir.path() + "/r.jsonl");
+  ASSERT_FALSE(records.empty()) << o.err;
+  EXPECT_EQ(records.back(), '\n');
+  size_t lines = 0;
+  for (const std::string& line : lines_of(records)) {
+    if (line.empty()) continue;
+    EXPECT_TRUE(json::accept(line)) << line;
+    ++lines;
+  }
+  EXPECT_GT(lines, 0u);
+  EXPECT_LT(lines, 400u);
+}
+
 TEST(Signals, ASecondSignalExitsAtOnce) {
   TempDir dir;
   RunSpec spec;
