@@ -57,6 +57,21 @@ std::vector<std::string> mid_run_args(const TempDir& dir) {
           "res.json"};
 }
 
+// The records file's lines, each checked to be a whole JSON record (the file ends with a newline).
+size_t whole_record_lines(const std::string& path) {
+  const std::string records = read_file(path);
+  EXPECT_FALSE(records.empty()) << path;
+  if (records.empty()) return 0;
+  EXPECT_EQ(records.back(), '\n');
+  size_t lines = 0;
+  for (const std::string& line : lines_of(records)) {
+    if (line.empty()) continue;
+    EXPECT_TRUE(json::accept(line)) << line;
+    ++lines;
+  }
+  return lines;
+}
+
 // Either signal in the main run: sending stops, the summary of what was sent is printed and the
 // partial result and the records are written; exit 130 or 143.
 class MidRunSignal : public ::testing::TestWithParam<int> {};
@@ -82,15 +97,7 @@ TEST_P(MidRunSignal, StopsSendingPrintsTheSummaryAndSavesThePartialResult) {
   EXPECT_GT(*ok, 0);
   EXPECT_LT(*ok + *failed, 400);
   // The records file: whole lines, one per request in the summary.
-  const std::string records = read_file(dir.path() + "/r.jsonl");
-  ASSERT_FALSE(records.empty());
-  EXPECT_EQ(records.back(), '\n');
-  size_t lines = 0;
-  for (const std::string& line : lines_of(records)) {
-    if (line.empty()) continue;
-    EXPECT_TRUE(json::accept(line)) << line;
-    ++lines;
-  }
+  const size_t lines = whole_record_lines(dir.path() + "/r.jsonl");
   EXPECT_EQ(static_cast<double>(lines), *ok + *failed);
   const json r = json::parse(read_file(dir.path() + "/res.json"));
   EXPECT_EQ(r["completed"].get<double>(), *ok);
@@ -116,15 +123,7 @@ TEST(Signals, KillNineLeavesTheRecordsWrittenSoFarAsWholeLines) {
   const Outcome o = run(spec);
   EXPECT_NE(o.exit_code, 0) << o.out << o.err;
   EXPECT_EQ(o.out.find("Serving Benchmark Result"), std::string::npos) << o.out;
-  const std::string records = read_file(dir.path() + "/r.jsonl");
-  ASSERT_FALSE(records.empty()) << o.err;
-  EXPECT_EQ(records.back(), '\n');
-  size_t lines = 0;
-  for (const std::string& line : lines_of(records)) {
-    if (line.empty()) continue;
-    EXPECT_TRUE(json::accept(line)) << line;
-    ++lines;
-  }
+  const size_t lines = whole_record_lines(dir.path() + "/r.jsonl");
   EXPECT_GT(lines, 0u);
   EXPECT_LT(lines, 400u);
 }
