@@ -75,11 +75,20 @@ struct RouterSpec {
   bool disaggregated() const { return !prefill.empty(); }
 };
 
+// What vLLM's frontend spends on each streamed chunk (one per request per step): BLIS's
+// coefficient per output token fitted on vLLM 0.15.1, H100 (46 µs; docs/deployments.md,
+// "Frontend output").
+inline constexpr int64_t kDefaultOutputNsPerChunk = 46'000;
+
 struct FrontendSpec {
   std::string name;
   std::string router;
   int64_t request_overhead_ns = 0;  // tokenization, routing: before a worker sees it
   uint16_t port = 0;                // where `servebench sim --deployment` serves it; 0: not given
+  // The output stage (frontend_output.h): each streamed chunk takes this long to write, one
+  // after another on each of `api_servers` loops.
+  int64_t output_ns_per_chunk = kDefaultOutputNsPerChunk;
+  int32_t api_servers = 1;
 };
 
 struct SharedGpuSpec {

@@ -474,7 +474,9 @@ void Loader::read_frontends() {
   for (size_t i = 0; i < frontends.size(); ++i) {
     const std::string at = indexed("frontends", i);
     const YAML::Node node = frontends[i];
-    in_.expect_map(node, at, {"name", "router", "request_overhead_us", "port"});
+    in_.expect_map(
+        node, at,
+        {"name", "router", "request_overhead_us", "output_us_per_chunk", "api_servers", "port"});
     FrontendSpec f;
     f.name = "frontend" + std::to_string(i);
     in_.get(node, at, "name", f.name);
@@ -487,6 +489,10 @@ void Loader::read_frontends() {
     double overhead_us = 0;
     in_.get(node, at, "request_overhead_us", overhead_us, 0, 1e8);
     f.request_overhead_ns = std::llround(overhead_us * 1e3);
+    double chunk_us = static_cast<double>(f.output_ns_per_chunk) / 1e3;
+    in_.get(node, at, "output_us_per_chunk", chunk_us, 0, 1e6);
+    f.output_ns_per_chunk = std::llround(chunk_us * 1e3);
+    in_.get(node, at, "api_servers", f.api_servers, 1, 1024);
     int32_t port = 0;
     in_.get(node, at, "port", port, 1, 65535);
     f.port = static_cast<uint16_t>(port);

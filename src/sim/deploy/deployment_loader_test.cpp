@@ -92,19 +92,25 @@ TEST(DeploymentFile, AProfileIsAWorkerWithGivenCosts) {
   Deployment d = load_deployment((kProfiles / "deployments" / "profile-replicas.yaml").string());
   EngineProfile profile = load_engine_profile((kProfiles / "llama-3.1-8b-h100.yaml").string());
   ASSERT_TRUE(d.workers[0].given_costs);
-  // The same request alone gets the same times as from today's engine model (without the
-  // deployment's step-time noise, which the single engine does not have).
+  // The same request alone gets the same times as from today's engine model, plus the
+  // frontend's one chunk per token (without the deployment's step-time noise, which the single
+  // engine does not have).
   EXPECT_EQ(d.workers[0].step_time_cv, kDefaultStepTimeCv);
   d.workers[0].step_time_cv = 0;
-  auto deployed = make_deployment_model(d);
   auto engine = make_engine_model(profile);
-  std::vector<TokenEvent> a, b;
-  deployed->frontend(0).add(7, {1000, 5}, 0);
+  std::vector<TokenEvent> b;
   engine->add(7, {1000, 5}, 0);
-  while (auto due = deployed->frontend(0).next_due_ns()) deployed->frontend(0).pop_due(*due, a);
   while (auto due = engine->next_due_ns()) engine->pop_due(*due, b);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].due_ns, b[i].due_ns);
+  for (int64_t chunk_ns : {kDefaultOutputNsPerChunk, int64_t{0}}) {
+    ASSERT_EQ(d.frontends[0].output_ns_per_chunk, chunk_ns);
+    auto deployed = make_deployment_model(d);
+    std::vector<TokenEvent> a;
+    deployed->frontend(0).add(7, {1000, 5}, 0);
+    while (auto due = deployed->frontend(0).next_due_ns()) deployed->frontend(0).pop_due(*due, a);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].due_ns, b[i].due_ns + chunk_ns);
+    d.frontends[0].output_ns_per_chunk = 0;
+  }
 }
 
 TEST(DeploymentFile, AModelFromAConfigJsonBesideTheFile) {

@@ -1,7 +1,7 @@
 // A deployment as TimingModels: engines (one per worker replica) advanced together in due
 // order, routers choosing replicas, disaggregated requests moving from a prefill engine to a
 // decode engine after their KV transfer, co-tenants on one GPU slowing each other's steps,
-// one token queue per frontend. docs/deployments.md, "Topologies".
+// one output stage per frontend. docs/deployments.md, "Topologies".
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "sim/deploy/deploy.h"
+#include "sim/deploy/frontend_output.h"
 
 namespace servebench::sim::deploy {
 namespace {
@@ -114,6 +115,7 @@ struct Pool {
 
 struct Flight {
   size_t frontend = 0;
+  int32_t output_lane = 0;  // of its frontend's output stage
   uint64_t request_id = 0;
   RequestShape shape{};
   size_t router = 0;
@@ -142,7 +144,8 @@ class Deployed;
 
 class Frontend final : public FrontendModel {
  public:
-  Frontend(Deployed& owner, size_t index) : owner_(owner), index_(index) {}
+  Frontend(Deployed& owner, size_t index, const FrontendSpec& spec)
+      : output(spec.output_ns_per_chunk, spec.api_servers), owner_(owner), index_(index) {}
   std::string rejection_reason(RequestShape shape) const override;
   void add(uint64_t request_id, RequestShape shape, int64_t arrival_ns) override {
     add_with_prefix(request_id, shape, arrival_ns, 0, 0);
@@ -156,7 +159,7 @@ class Frontend final : public FrontendModel {
   std::optional<RequestRoute> route(uint64_t request_id) const override;
 
   std::unordered_map<uint64_t, uint64_t> internal_ids;  // request id → flight id
-  std::deque<TokenEvent> outbox;                        // due order, client's ids
+  FrontendOutput output;                                // client's ids
   std::vector<uint64_t> finished;                       // flights to forget on the next call
   std::vector<size_t> replicas;                         // reachable engines
 
@@ -212,7 +215,7 @@ class Deployed final : public DeploymentModel {
       prefilling_.push_back(pool_of(router.prefill));
     }
     for (size_t f = 0; f < d.frontends.size(); ++f) {
-      frontends_.push_back(std::make_unique<Frontend>(*this, f));
+      frontends_.push_back(std::make_unique<Frontend>(*this, f, d.frontends[f]));
       size_t router = router_index(d.frontends[f].router);
       frontend_router_.push_back(router);
       for (const Pool* pool : {&serving_[router], &prefilling_[router]}) {
@@ -264,6 +267,7 @@ class Deployed final : public DeploymentModel {
     fe.internal_ids.emplace(request_id, id);
     Flight& flight = flights_[id];
     flight.frontend = frontend;
+    flight.output_lane = fe.output.assign_lane();
     flight.request_id = request_id;
     flight.shape = shape;
     flight.router = frontend_router_[frontend];
@@ -306,7 +310,7 @@ class Deployed final : public DeploymentModel {
       --replicas_[moving->to].kv_receiving;
       transfers_.erase(moving);
     }
-    std::erase_if(fe.outbox, [&](const TokenEvent& e) { return e.request_id == request_id; });
+    fe.output.cancel(request_id);
     flights_.erase(id);
     fe.internal_ids.erase(it);
     if (was_moving) rate_transfers();  // the others share the links anew
@@ -314,8 +318,7 @@ class Deployed final : public DeploymentModel {
 
   std::optional<int64_t> next_due_ns(size_t frontend) const {
     const Frontend& fe = *frontends_[frontend];
-    std::optional<int64_t> due;
-    if (!fe.outbox.empty()) due = fe.outbox.front().due_ns;
+    std::optional<int64_t> due = fe.output.next_due_ns();
     for (size_t r : fe.replicas) {
       auto d = replicas_[r].engine->next_due_ns();
       if (d && (!due || *d < *due)) due = d;
@@ -331,11 +334,10 @@ class Deployed final : public DeploymentModel {
     Frontend& fe = *frontends_[frontend];
     forget_finished(fe);
     advance_to(now_ns);
-    while (!fe.outbox.empty() && fe.outbox.front().due_ns <= now_ns) {
-      const TokenEvent& e = fe.outbox.front();
-      out.push_back(e);
-      if (e.last) fe.finished.push_back(fe.internal_ids.at(e.request_id));
-      fe.outbox.pop_front();
+    const size_t first = out.size();
+    fe.output.pop_due(now_ns, out);
+    for (size_t i = first; i < out.size(); ++i) {
+      if (out[i].last) fe.finished.push_back(fe.internal_ids.at(out[i].request_id));
     }
   }
 
@@ -544,8 +546,8 @@ class Deployed final : public DeploymentModel {
       hand_over(e.request_id, flight, e.due_ns);
       return;
     }
-    frontends_[flight.frontend]->outbox.push_back(
-        TokenEvent{flight.request_id, e.token_index, e.due_ns, e.last});
+    frontends_[flight.frontend]->output.push(
+        flight.output_lane, TokenEvent{flight.request_id, e.token_index, e.due_ns, e.last});
   }
 
   void forget_finished(Frontend& fe) {
