@@ -2,7 +2,8 @@
 # Fuzzes the tokenizer.json parser with libFuzzer for a bounded time (default 300 s; first
 # argument overrides), in its own clang build tree build-fuzz/, from the small seed files in
 # bench/fuzz/seeds/ (byte-level BPE, SentencePiece-style BPE, Metaspace). Needs clang and
-# libclang-rt-14-dev. Not run by CTest or CI: run it after changing src/tokenizer/.
+# libclang-rt-14-dev. CI fuzzes it for 30 s (scripts/sanitize.sh); run this after changing
+# src/tokenizer/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-300}"

@@ -29,9 +29,11 @@ build_packages=(
 # tests need (scripts/fetch-tokenizers.sh: Debian's nodejs/npm, unless a Node.js with npm is
 # already installed); clang-format keeps the house style.
 # slurm, munge, python3-kubernetes and iproute2 run the scale-out tests (tests/scale-out/);
-# tmux gives `run --live` a terminal in its test (tests/integration/live_test.cpp).
+# tmux gives `run --live` a terminal in its test (tests/integration/live_test.cpp); clang and its
+# sanitizer and libFuzzer runtime build the sanitized tests and the fuzzers (scripts/sanitize.sh).
 test_packages=(python3 python3-numpy curl chromium clang-format
-  slurm-wlm slurm-client munge python3-kubernetes python3-yaml iproute2 tmux)
+  slurm-wlm slurm-client munge python3-kubernetes python3-yaml iproute2 tmux
+  clang libclang-rt-14-dev)
 command -v npm >/dev/null || test_packages+=(nodejs npm)
 
 wanted=("${build_packages[@]}")

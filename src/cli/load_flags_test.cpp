@@ -13,8 +13,6 @@
 namespace servebench::cli {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 struct Flags {
   LoadFlags load;
   std::set<std::string> given;

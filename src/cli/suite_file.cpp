@@ -2,6 +2,7 @@
 // YAML (JSON is YAML too): either vLLM's serving-tests.json, a list of tests, or a map with
 // `defaults` (merged into every test) and `tests`. Every problem is one core::Error (kInput)
 // naming the file and the key.
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -330,6 +331,37 @@ void expand(const Reader& r, const Spec& spec, const std::string& test_name,
   }
 }
 
+// Where a YAML stream's second document starts, if it has one. Not YAML::LoadAll: yaml-cpp 0.7's
+// never ends on some bad text (a lone "," is an empty document again and again, each one kept
+// until memory runs out; found by bench/fuzz/suite_file_fuzz), so this counts documents' starts
+// and stops at the second.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+std::optional<YAML::Mark> second_document(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) {
+  }
+  if (starts.marks.size() < 2) return std::nullopt;
+  return starts.marks[1];
+}
+
 }  // namespace
 
 std::vector<Test> parse(const std::string& text, const std::string& path) {
@@ -338,15 +370,14 @@ std::vector<Test> parse(const std::string& text, const std::string& path) {
   try {
     // Text after the top-level value reads as a second document to yaml-cpp, which Load() would
     // drop silently; vLLM's json.load refuses it ("Extra data"), and so does servebench.
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      const YAML::Mark mark = documents[1].Mark();
+    if (std::optional<YAML::Mark> mark = second_document(text)) {
       throw core::Error(core::ErrorKind::kInput, path,
-                        "line " + std::to_string(mark.line + 1) + ", column " +
-                            std::to_string(mark.column + 1) + " (byte " + std::to_string(mark.pos) +
+                        "line " + std::to_string(mark->line + 1) + ", column " +
+                            std::to_string(mark->column + 1) + " (byte " +
+                            std::to_string(mark->pos) +
                             "): text after the suite's top-level value; a suite file holds one");
     }
-    if (!documents.empty()) root = documents.front();
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw core::Error(core::ErrorKind::kInput, path,
                       "line " + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);

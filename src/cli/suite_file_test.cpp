@@ -131,6 +131,14 @@ TEST(SuiteFile, TextAfterTheTopLevelValueIsRefusedWithItsPlace) {
   EXPECT_NO_THROW(parse("[{\"test_name\": \"a\"}]\n\n# a comment\n", "suite.json"));
 }
 
+TEST(SuiteFile, AStrayCommaIsRefusedRatherThanReadForever) {
+  // yaml-cpp's LoadAll reads "," as one empty document after another until memory runs out
+  // (bench/fuzz/suite_file_fuzz found it with a 467-byte file); the reader stops at the second.
+  for (const char* text : {",", "[{\"test_name\": \"a\"}],", ",\n,\n,\n"}) {
+    EXPECT_NE(error_of(text).find("suite.yaml: line 1"), std::string::npos) << text;
+  }
+}
+
 TEST(SuiteFile, PrintedCommandHidesHeaderSecretsAndUrlPasswords) {
   const auto tests = parse(R"(
 tests:

@@ -223,7 +223,10 @@ report::RunInfo run_info(const std::vector<Input>& inputs, const Options& option
 
 // Top-level string keys every input agrees on and the merged result lacks (--metadata).
 void copy_common_strings(const std::vector<Input>& inputs, json& result) {
-  for (const auto& [key, value] : inputs.front().result.items()) {
+  for (const auto& item : inputs.front().result.items()) {
+    // Named copies, not structured bindings: clang 14 (the sanitizer build) cannot capture those.
+    const std::string& key = item.key();
+    const json& value = item.value();
     if (!value.is_string() || result.contains(key)) continue;
     const bool agreed = std::all_of(inputs.begin(), inputs.end(), [&](const Input& in) {
       return in.result.contains(key) && in.result[key] == value;

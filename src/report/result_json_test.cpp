@@ -320,7 +320,7 @@ TEST(PytorchBenchmarkRecords, OneRecordPerPresentAggregate) {
   EXPECT_EQ(first["benchmark"]["extra_info"]["args"]["num_prompts"], 3);
   EXPECT_EQ(first["model"]["name"], "m");
   EXPECT_EQ(first["metric"]["name"], "median_ttft_ms");
-  EXPECT_EQ(first["metric"]["benchmark_values"], json({result["median_ttft_ms"]}));
+  EXPECT_EQ(first["metric"]["benchmark_values"], json::array({result["median_ttft_ms"]}));
   EXPECT_FALSE(first["metric"]["extra_info"].contains("mean_ttft_ms"));
   EXPECT_TRUE(first["metric"]["extra_info"].contains("completed"));
   EXPECT_TRUE(pytorch_benchmark_records(json::object(), args, "m").empty());

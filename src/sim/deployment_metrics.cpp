@@ -226,7 +226,7 @@ std::string dcgm_exposition(DeploymentShared& shared, int64_t now_ns) {
                  ",device=\"nvidia" + std::to_string(gpu.index) + "\"," +
                  quoted_label("modelName", "NVIDIA " + model) + "," +
                  quoted_label("Hostname", gpu.node->name);
-    double busy = 0, tokens_tx_nv = 0, tokens_rx_nv = 0, ib_tx = 0, ib_rx = 0, fb = 0;
+    double tokens_tx_nv = 0, tokens_rx_nv = 0, ib_tx = 0, ib_rx = 0, fb = 0;
     double u_sum_share = 0, idle_product = 1;
     const double dt = static_cast<double>(now_ns - smp.at_ns);
     const bool fresh = now_ns - smp.at_ns >= kMinSampleNs;
@@ -243,7 +243,6 @@ std::string dcgm_exposition(DeploymentShared& shared, int64_t now_ns) {
         u_sum_share += u * tn.compute_share;
         smp.tenant_busy_ns[t] = b;
       }
-      busy += b;
       fb += tn.weight_bytes + s.stats.kv_cache_usage * s.num_gpu_blocks * tn.kv_bytes_per_block;
       // Tokens computed: prompt, sampled, and drafts verified but rejected.
       const double tokens = static_cast<double>(s.counters.prompt_tokens) +
