@@ -44,6 +44,9 @@ CONFIGS = {
     # step-time noise every deployment has (docs/deployments.md, "Noise").
     "deploy16phased": dict(conns=2048, requests=2048, tokens=25, ttft_us=80000, itl_us=80000, stagger_us=80000,
                            deployment="bench/deployments/replicas16-phased.yaml"),
+    # The same without the frontend's output stage: each step's 128 chunks all due at once.
+    "deploy16burst": dict(conns=2048, requests=2048, tokens=25, ttft_us=80000, itl_us=80000, stagger_us=80000,
+                          deployment="bench/deployments/replicas16-burst.yaml"),
     # The same with the workers' phases drifting apart (steps 0-30 % longer), over 50 tokens.
     "deploy16spread": dict(conns=2048, requests=2048, tokens=50, ttft_us=80000, itl_us=80000, stagger_us=80000,
                            deployment="bench/deployments/replicas16-spread.yaml"),

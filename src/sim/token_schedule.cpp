@@ -25,6 +25,11 @@ namespace asio = boost::asio;
 // Wake this early, then spin to the due time. It bounds lateness by the wake-up latency of a
 // timer with 1 ns slack, and costs up to this much CPU per wake-up (bench/scripts/bench_sim.py).
 constexpr int64_t kSpinNs = 50'000;
+// A deployment's token due within kSpinNs of the last ones is sent up to this much late,
+// together with whatever falls due meanwhile, rather than after a spin or a wake-up of its own.
+// Its frontend writes chunks 23–46 µs apart (deploy/frontend_output.h), and on this VM a
+// wake-up per chunk, or a spin to each, doubled the CPU per token: docs/performance.md.
+constexpr int64_t kDeploymentCoalesceNs = 250'000;
 
 // One timing model and the timer of the front thread that drives it. The model is guarded by
 // mu_ (submit and cancel come from every front thread); the timer state belongs to the driving
@@ -120,10 +125,11 @@ class PacedModel {
     return model_->next_due_ns();
   }
 
-  void arm() {
+  // Wakes `early` before the next due time (negative: after it).
+  void arm(int64_t early = kSpinNs) {
     std::optional<int64_t> next = next_due();
     if (!next) return;
-    const int64_t wake = *next - kSpinNs;
+    const int64_t wake = *next - early;
     if (timer_armed_ && wake >= armed_wake_ns_) return;
     timer_armed_ = true;
     armed_wake_ns_ = wake;
@@ -158,15 +164,17 @@ class PacedModel {
       next = model_->next_due_ns();
     }
     dispatch();
-    if (next) {
-      if (*next - core::mono_ns() <= kSpinNs) {
-        // Soon due again: come back after any ready I/O rather than looping here.
-        ++timer_gen_;
-        timer_armed_ = false;
-        asio::post(*fronts_[driver_].ioc, [this] { on_timer(); });
-      } else {
-        arm();
-      }
+    if (!next) return;
+    const bool soon = *next - core::mono_ns() <= kSpinNs;
+    if (soon && frontend_) {
+      arm(-kDeploymentCoalesceNs);
+    } else if (soon) {
+      // Soon due again: come back after any ready I/O rather than looping here.
+      ++timer_gen_;
+      timer_armed_ = false;
+      asio::post(*fronts_[driver_].ioc, [this] { on_timer(); });
+    } else {
+      arm();
     }
   }
 
