@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -286,6 +288,80 @@ TEST(Signals, SigintWhileBuildingManyPromptsWithARealTokenizerStopsThere) {
   spec.timeout_s = 90;
   const Outcome o = run(spec);
   expect_stopped_before_main_run(o, SIGINT, "building the prompts");
+}
+
+TEST(Signals, SigtermWhileWaitingForStartAtStopsThere) {
+  RunSpec spec;
+  // A shard told to start a minute from now: it waits, and the signal ends the wait.
+  const long start_at = static_cast<long>(std::time(nullptr)) + 60;
+  spec.args = {"run",
+               "--shard",
+               "1/2",
+               "--start-at",
+               std::to_string(start_at),
+               "--num-prompts",
+               "10",
+               "--request-rate",
+               "10",
+               "--random-input-len",
+               "8",
+               "--random-output-len",
+               "4",
+               "--disable-tqdm"};
+  spec.sigint_after = "for --start-at";
+  spec.sigint_delay_s = 0.5;
+  spec.signal = SIGTERM;
+  spec.timeout_s = 60;
+  const Outcome o = run(spec);
+  EXPECT_EQ(o.exit_code, 143) << o.out << o.err;
+  EXPECT_NE(o.err.find("waiting for --start-at: stopped by SIGTERM"), std::string::npos) << o.err;
+  ASSERT_GE(o.signal_sent_s, 0);
+  EXPECT_LT(o.seconds - o.signal_sent_s, 10) << o.err;
+}
+
+// A signal in the second of three rates: the first point's result is whole, the second is saved
+// as interrupted, the third never starts.
+TEST(Signals, SigintInARateListKeepsThePointsDoneAndStartsNoMore) {
+  TempDir dir;
+  RunSpec spec;
+  spec.args = {"run",
+               "--request-rate",
+               "40,50,60",
+               "--num-prompts",
+               "150",
+               "--random-input-len",
+               "8",
+               "--random-output-len",
+               "4",
+               "--sim-ttft-ms",
+               "5",
+               "--sim-itl-ms",
+               "1",
+               "--disable-tqdm",
+               "--save-result",
+               "--result-dir",
+               dir.path()};
+  spec.sigint_after = "Traffic request rate: 50.0";
+  spec.sigint_delay_s = 0.5;
+  spec.timeout_s = 90;
+  const Outcome o = run(spec);
+  EXPECT_EQ(o.exit_code, 130) << o.out << o.err;
+  EXPECT_EQ(o.out.find("Traffic request rate: 60.0"), std::string::npos) << o.out;
+  std::vector<std::string> results;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".json")) results.push_back(entry.path().string());
+  }
+  std::sort(results.begin(), results.end());
+  ASSERT_EQ(results.size(), 2u) << o.out << o.err;  // 40.0qps and 50.0qps
+  const json first = json::parse(read_file(results[0]));
+  const json second = json::parse(read_file(results[1]));
+  EXPECT_EQ(first["request_rate"], 40.0);
+  EXPECT_EQ(first["completed"], 150);
+  EXPECT_FALSE(first["servebench"]["client"]["interrupted"].get<bool>());
+  EXPECT_EQ(second["request_rate"], 50.0);
+  EXPECT_TRUE(second["servebench"]["client"]["interrupted"].get<bool>());
+  EXPECT_LT(second["completed"].get<int>(), 150);
 }
 
 TEST(Signals, SimStopsOnSigtermAsOnSigint) {
