@@ -59,6 +59,17 @@ std::vector<std::string> mid_run_args(const TempDir& dir) {
           "res.json"};
 }
 
+// That run, sent `sig` 1.5 s into its main run.
+RunSpec mid_run_spec(const TempDir& dir, int sig) {
+  RunSpec spec;
+  spec.args = mid_run_args(dir);
+  spec.sigint_after = "Starting main benchmark run...";
+  spec.sigint_delay_s = 1.5;
+  spec.signal = sig;
+  spec.timeout_s = 60;
+  return spec;
+}
+
 // The records file's lines, each checked to be a whole JSON record (the file ends with a newline).
 size_t whole_record_lines(const std::string& path) {
   const std::string records = read_file(path);
@@ -81,13 +92,7 @@ class MidRunSignal : public ::testing::TestWithParam<int> {};
 TEST_P(MidRunSignal, StopsSendingPrintsTheSummaryAndSavesThePartialResult) {
   const int sig = GetParam();
   TempDir dir;
-  RunSpec spec;
-  spec.args = mid_run_args(dir);
-  spec.sigint_after = "Starting main benchmark run...";
-  spec.sigint_delay_s = 1.5;
-  spec.signal = sig;
-  spec.timeout_s = 60;
-  const Outcome o = run(spec);
+  const Outcome o = run(mid_run_spec(dir, sig));
   EXPECT_EQ(o.exit_code, code_of(sig)) << o.out << o.err;
   EXPECT_NE(o.err.find(std::string("stopped by ") + name_of(sig) + " in the main run"),
             std::string::npos)
@@ -116,13 +121,7 @@ INSTANTIATE_TEST_SUITE_P(, MidRunSignal, ::testing::Values(SIGINT, SIGTERM),
 // whole lines (the client writes them in whole-line flushes every 50 ms).
 TEST(Signals, KillNineLeavesTheRecordsWrittenSoFarAsWholeLines) {
   TempDir dir;
-  RunSpec spec;
-  spec.args = mid_run_args(dir);
-  spec.sigint_after = "Starting main benchmark run...";
-  spec.sigint_delay_s = 1.5;
-  spec.signal = SIGKILL;
-  spec.timeout_s = 60;
-  const Outcome o = run(spec);
+  const Outcome o = run(mid_run_spec(dir, SIGKILL));
   EXPECT_NE(o.exit_code, 0) << o.out << o.err;
   EXPECT_EQ(o.out.find("Serving Benchmark Result"), std::string::npos) << o.out;
   const size_t lines = whole_record_lines(dir.path() + "/r.jsonl");

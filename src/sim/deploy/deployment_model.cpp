@@ -6,68 +6,15 @@
 #include <cmath>
 #include <deque>
 #include <limits>
-#include <numbers>
 #include <unordered_map>
 
 #include "core/error.h"
 #include "sim/deploy/deploy.h"
 #include "sim/deploy/frontend_output.h"
+#include "sim/deploy/scaled_cost.h"
 
 namespace servebench::sim::deploy {
 namespace {
-
-// A draw in [0, 1) fixed by (seed, key): splitmix64's finalizer over both.
-double unit_draw(uint64_t seed, uint64_t key) {
-  uint64_t z = seed ^ (key * 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
-}
-
-// Scales another cost: a replica group's step_time_scale, step-time noise, and co-tenants on
-// one GPU (while any of them has work when a step starts, the step takes `slowdown` times as
-// long). The noise is a lognormal factor of mean 1 and coefficient of variation `cv`, drawn
-// from (seed, the step's start): a re-planned step keeps its draw, and a run repeats.
-class ScaledCost final : public StepCost {
- public:
-  ScaledCost(std::shared_ptr<const StepCost> inner, double scale, double cv, uint64_t seed)
-      : inner_(std::move(inner)),
-        scale_(scale),
-        sigma_(std::sqrt(std::log1p(cv * cv))),
-        seed_(seed) {}
-  void share_with(const Engine* co_tenant, double slowdown) {
-    co_tenants_.push_back(co_tenant);
-    slowdown_ = slowdown;
-  }
-  int64_t step_ns(const StepBatch& b) const override {
-    double factor = scale_;
-    for (const Engine* other : co_tenants_) {
-      if (other->busy_at(b.start_ns)) {
-        factor *= slowdown_;
-        break;
-      }
-    }
-    if (sigma_ > 0) {
-      // Box-Muller: a standard normal from two uniform draws.
-      const auto key = static_cast<uint64_t>(b.start_ns);
-      const double u1 = 1 - unit_draw(seed_, key * 2);  // (0, 1]
-      const double u2 = unit_draw(seed_, key * 2 + 1);
-      const double z = std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-      factor *= std::exp(sigma_ * z - sigma_ * sigma_ / 2);
-    }
-    int64_t ns = inner_->step_ns(b);
-    return factor == 1 ? ns : std::llround(static_cast<double>(ns) * factor);
-  }
-
- private:
-  std::shared_ptr<const StepCost> inner_;
-  double scale_;
-  double sigma_;  // of the noise's log
-  uint64_t seed_;
-  double slowdown_ = 1;
-  std::vector<const Engine*> co_tenants_;
-};
 
 // The prefixes a replica has cached, newest last; bounded (its cache evicts, we forget).
 struct PrefixMemory {
